@@ -1,0 +1,483 @@
+// Package keys issues, checks, rotates and revokes API keys. Secrets are never
+// stored: the database keeps their SHA-256 only (key_hashes maps hash -> uuid,
+// key_secrets maps uuid -> hash), so a copied database file grants no access.
+// Authentication records when a key was last used in memory and writes those
+// times in batches, so a busy key costs no database write per request.
+package keys
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/store"
+)
+
+const (
+	// SecretPrefix starts every secret.
+	SecretPrefix = "sk-"
+	// secretChars is the length of the base62 body: 62^43 > 2^256, so 32 random bytes fit.
+	secretChars = 43
+	// prefixLen is how much of a secret the record keeps for people to tell keys apart.
+	prefixLen = 8
+	// MinBootstrapLen is the shortest secret EnsureBootstrap accepts.
+	MinBootstrapLen = 20
+	// maxSecretLen bounds what Authenticate hashes; longer headers are refused outright.
+	maxSecretLen = 512
+	// MaxNameLen bounds a key's label.
+	MaxNameLen = 100
+	// DefaultFlushInterval is how often lastUsedAt reaches the database at most.
+	DefaultFlushInterval = time.Minute
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// Service manages the keys of one database. It is safe for concurrent use.
+type Service struct {
+	db            *store.DB
+	now           func() time.Time
+	flushInterval time.Duration
+
+	mu        sync.Mutex
+	used      map[string]time.Time // uuid -> last use not yet written
+	lastFlush time.Time
+	flushMu   sync.Mutex // one flush at a time; requests never queue behind it
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock replaces time.Now (tests use a fake clock).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithFlushInterval sets how often recorded uses are written at most.
+func WithFlushInterval(d time.Duration) Option {
+	return func(s *Service) {
+		if d > 0 {
+			s.flushInterval = d
+		}
+	}
+}
+
+// New returns the key service of db.
+func New(db *store.DB, opts ...Option) *Service {
+	s := &Service{db: db, now: time.Now, flushInterval: DefaultFlushInterval, used: map[string]time.Time{}}
+	for _, o := range opts {
+		o(s)
+	}
+	s.lastFlush = s.now()
+	return s
+}
+
+// Create issues a new key and returns its record and its secret; the secret is
+// shown this once and cannot be recovered.
+func (s *Service) Create(name string, scope core.Scope) (core.Key, string, error) {
+	name, err := checkName(name)
+	if err != nil {
+		return core.Key{}, "", err
+	}
+	if err := checkScope(scope); err != nil {
+		return core.Key{}, "", err
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return core.Key{}, "", err
+	}
+	k, err := s.insert(name, scope, secret)
+	return k, secret, err
+}
+
+// insert stores a new record with the given secret in one transaction.
+func (s *Service) insert(name string, scope core.Scope, secret string) (core.Key, error) {
+	k := core.Key{
+		UUID:      uuid.NewString(),
+		Name:      name,
+		Scope:     scope,
+		Prefix:    secretPrefix(secret),
+		CreatedAt: s.now().UTC(),
+	}
+	hash := hashSecret(secret)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(store.BucketKeyHashes).Get(hash[:]) != nil {
+			return core.Conflict("a key with this secret already exists")
+		}
+		return putKey(tx, k, hash[:])
+	})
+	if err != nil {
+		return core.Key{}, fmt.Errorf("create key: %w", err)
+	}
+	return k, nil
+}
+
+// List returns every key record, oldest first. Secrets are not part of records.
+func (s *Service) List() ([]core.Key, error) {
+	var out []core.Key
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(store.BucketKeys).ForEach(func(_, v []byte) error {
+			var k core.Key
+			if err := json.Unmarshal(v, &k); err != nil {
+				return fmt.Errorf("decode key record: %w", err)
+			}
+			out = append(out, k)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	for i := range out {
+		s.withRecentUse(&out[i])
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].UUID < out[j].UUID
+	})
+	return out, nil
+}
+
+// Get returns one key record, core.NotFound when there is none.
+func (s *Service) Get(id string) (core.Key, error) {
+	var k core.Key
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		k, err = getKey(tx, id)
+		return err
+	})
+	if err != nil {
+		return core.Key{}, err
+	}
+	s.withRecentUse(&k)
+	return k, nil
+}
+
+// Revoke deletes a key; its secret stops working at once.
+func (s *Service) Revoke(id string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if _, err := getKey(tx, id); err != nil {
+			return err
+		}
+		secrets := tx.Bucket(store.BucketKeySecrets)
+		if hash := secrets.Get([]byte(id)); hash != nil {
+			if err := tx.Bucket(store.BucketKeyHashes).Delete(hash); err != nil {
+				return err
+			}
+		}
+		if err := secrets.Delete([]byte(id)); err != nil {
+			return err
+		}
+		return tx.Bucket(store.BucketKeys).Delete([]byte(id))
+	})
+	if err != nil {
+		return wrapUnlessTyped("revoke key", err)
+	}
+	s.mu.Lock()
+	delete(s.used, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// Rotate gives a key a new secret. The old secret stops working at once; the
+// record keeps its uuid, name, scope and creation time.
+func (s *Service) Rotate(id string) (core.Key, string, error) {
+	secret, err := newSecret()
+	if err != nil {
+		return core.Key{}, "", err
+	}
+	hash := hashSecret(secret)
+	var k core.Key
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		if k, err = getKey(tx, id); err != nil {
+			return err
+		}
+		hashes := tx.Bucket(store.BucketKeyHashes)
+		if old := tx.Bucket(store.BucketKeySecrets).Get([]byte(id)); old != nil {
+			if err := hashes.Delete(store.Copy(old)); err != nil {
+				return err
+			}
+		}
+		k.Prefix = secretPrefix(secret)
+		return putKey(tx, k, hash[:])
+	})
+	if err != nil {
+		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
+	}
+	s.withRecentUse(&k)
+	return k, secret, nil
+}
+
+// Authenticate returns the key a secret belongs to, core.Unauthorized when it is
+// missing, malformed, unknown, revoked or rotated away.
+func (s *Service) Authenticate(secret string) (core.Key, error) {
+	switch {
+	case secret == "":
+		return core.Key{}, core.Unauthorized("missing API key")
+	case !strings.HasPrefix(secret, SecretPrefix):
+		return core.Key{}, core.Unauthorized("invalid API key: it must start with %s", SecretPrefix)
+	case len(secret) > maxSecretLen:
+		return core.Key{}, core.Unauthorized("invalid API key")
+	}
+	hash := hashSecret(secret)
+	var k core.Key
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(store.BucketKeyHashes).Get(hash[:])
+		if id == nil {
+			return core.Unauthorized("invalid API key")
+		}
+		// The index could outlive a rotation only through a bug; the key's own
+		// hash is the authority, compared in constant time.
+		stored := tx.Bucket(store.BucketKeySecrets).Get(id)
+		if subtle.ConstantTimeCompare(stored, hash[:]) != 1 {
+			return core.Unauthorized("invalid API key")
+		}
+		var err error
+		k, err = getKey(tx, string(id))
+		if core.KindOf(err) == core.KindNotFound {
+			return core.Unauthorized("invalid API key")
+		}
+		return err
+	})
+	if err != nil {
+		return core.Key{}, wrapUnlessTyped("authenticate", err)
+	}
+	now := s.now().UTC()
+	s.mu.Lock()
+	s.used[k.UUID] = now
+	due := now.Sub(s.lastFlush) >= s.flushInterval
+	s.mu.Unlock()
+	k.LastUsedAt = &now
+	if due {
+		// A failed flush keeps the times in memory for the next attempt; the
+		// request itself is authenticated either way.
+		_ = s.tryFlush()
+	}
+	return k, nil
+}
+
+// EnsureBootstrap makes sure an admin key with this secret exists, creating one
+// named "bootstrap" when none does. It reports whether it created one.
+func (s *Service) EnsureBootstrap(secret string) (bool, error) {
+	if !strings.HasPrefix(secret, SecretPrefix) {
+		return false, core.Invalid("PORCHLIGHT_ADMIN_KEY", "must start with %s", SecretPrefix)
+	}
+	if len(secret) < MinBootstrapLen {
+		return false, core.Invalid("PORCHLIGHT_ADMIN_KEY", "must be at least %d characters", MinBootstrapLen)
+	}
+	if len(secret) > maxSecretLen {
+		return false, core.Invalid("PORCHLIGHT_ADMIN_KEY", "must be at most %d characters", maxSecretLen)
+	}
+	for _, r := range secret {
+		if r <= ' ' || r > '~' {
+			return false, core.Invalid("PORCHLIGHT_ADMIN_KEY", "must be printable ASCII without spaces")
+		}
+	}
+	hash := hashSecret(secret)
+	exists := false
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		exists = tx.Bucket(store.BucketKeyHashes).Get(hash[:]) != nil
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("bootstrap key: %w", err)
+	}
+	if exists {
+		return false, nil
+	}
+	if _, err := s.insert("bootstrap", core.ScopeAdmin, secret); err != nil {
+		if core.KindOf(err) == core.KindConflict { // created meanwhile by another caller
+			return false, nil
+		}
+		return false, fmt.Errorf("bootstrap key: %w", err)
+	}
+	return true, nil
+}
+
+// Flush writes the recorded uses to the database now, in one transaction.
+func (s *Service) Flush() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	return s.flushLocked()
+}
+
+// tryFlush flushes unless another flush is running (that one writes our use too).
+func (s *Service) tryFlush() error {
+	if !s.flushMu.TryLock() {
+		return nil
+	}
+	defer s.flushMu.Unlock()
+	return s.flushLocked()
+}
+
+func (s *Service) flushLocked() error {
+	s.mu.Lock()
+	batch := s.used
+	s.used = map[string]time.Time{}
+	s.lastFlush = s.now()
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for id, at := range batch {
+			k, err := getKey(tx, id)
+			if core.KindOf(err) == core.KindNotFound {
+				continue // revoked since
+			}
+			if err != nil {
+				return err
+			}
+			if k.LastUsedAt != nil && !at.After(*k.LastUsedAt) {
+				continue
+			}
+			at := at
+			k.LastUsedAt = &at
+			if err := putRecord(tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// Put the times back (unless newer ones arrived) so the next flush retries.
+		s.mu.Lock()
+		for id, at := range batch {
+			if cur, ok := s.used[id]; !ok || at.After(cur) {
+				s.used[id] = at
+			}
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("record key use: %w", err)
+	}
+	return nil
+}
+
+// Serve writes recorded uses every flush interval and once more when ctx ends.
+func (s *Service) Serve(ctx context.Context) error {
+	t := time.NewTicker(s.flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return s.Flush()
+		case <-t.C:
+			if err := s.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// withRecentUse overlays a use that is not written yet.
+func (s *Service) withRecentUse(k *core.Key) {
+	s.mu.Lock()
+	at, ok := s.used[k.UUID]
+	s.mu.Unlock()
+	if ok && (k.LastUsedAt == nil || at.After(*k.LastUsedAt)) {
+		k.LastUsedAt = &at
+	}
+}
+
+func getKey(tx *bolt.Tx, id string) (core.Key, error) {
+	v := tx.Bucket(store.BucketKeys).Get([]byte(id))
+	if v == nil {
+		return core.Key{}, core.NotFound("API key %s not found", id)
+	}
+	var k core.Key
+	if err := json.Unmarshal(v, &k); err != nil {
+		return core.Key{}, fmt.Errorf("decode key %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// putKey writes the record and both hash indexes of k.
+func putKey(tx *bolt.Tx, k core.Key, hash []byte) error {
+	if err := putRecord(tx, k); err != nil {
+		return err
+	}
+	if err := tx.Bucket(store.BucketKeySecrets).Put([]byte(k.UUID), hash); err != nil {
+		return err
+	}
+	return tx.Bucket(store.BucketKeyHashes).Put(hash, []byte(k.UUID))
+}
+
+func putRecord(tx *bolt.Tx, k core.Key) error {
+	v, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(store.BucketKeys).Put([]byte(k.UUID), v)
+}
+
+func hashSecret(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
+
+func secretPrefix(secret string) string {
+	if len(secret) <= prefixLen {
+		return secret
+	}
+	return secret[:prefixLen]
+}
+
+// newSecret returns sk- followed by 32 random bytes in base62 (43 characters).
+func newSecret() (string, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("generate secret: %w", err)
+	}
+	n := new(big.Int).SetBytes(raw[:])
+	body := make([]byte, secretChars)
+	base, mod := big.NewInt(62), new(big.Int)
+	for i := secretChars - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		body[i] = base62[mod.Int64()]
+	}
+	return SecretPrefix + string(body), nil
+}
+
+func checkName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", core.Invalid("name", "must not be empty")
+	case !utf8.ValidString(name):
+		return "", core.Invalid("name", "must be valid UTF-8")
+	case utf8.RuneCountInString(name) > MaxNameLen:
+		return "", core.Invalid("name", "must be at most %d characters", MaxNameLen)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "", core.Invalid("name", "must not contain control characters")
+	}
+	return name, nil
+}
+
+func checkScope(scope core.Scope) error {
+	switch scope {
+	case core.ScopeStandard, core.ScopeAdmin:
+		return nil
+	}
+	return core.Invalid("scope", "unknown scope %q (want %s or %s)", scope, core.ScopeStandard, core.ScopeAdmin)
+}
+
+// wrapUnlessTyped adds context to internal errors and leaves typed ones (NotFound,
+// Unauthorized...) as they are, so their reason reaches clients unchanged.
+func wrapUnlessTyped(op string, err error) error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
