@@ -1,0 +1,232 @@
+package catalog
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/porchlight/porchlight/core"
+)
+
+// Param types, as the feature catalog names them.
+const (
+	TypeBoolean = "boolean"
+	TypeNumber  = "number"
+	TypeInteger = "integer"
+	TypeString  = "string"
+	TypeEnum    = "enum"
+	TypeArray   = "array" // of strings
+	TypeUUID    = "uuid"
+)
+
+// Param is one order option as the feature catalog shows it. Default is nil where
+// nothing fixed applies (a preset decides, or the option has no default). Features
+// lists the catalog keys of the features the option belongs to; it is not part of
+// the catalog's JSON because each feature lists its own parameters.
+type Param struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Default   any      `json:"default"`
+	Enum      []string `json:"enum,omitempty"`
+	Min       *float64 `json:"min,omitempty"`
+	Max       *float64 `json:"max,omitempty"`
+	MaxLength int      `json:"maxLength,omitempty"`
+	Features  []string `json:"-"`
+}
+
+// option is a Param plus what only this package needs: the preset list a string
+// option must name, and where the option lives in core.Options and core.Resolved.
+type option struct {
+	Param
+	presetFeature string // non-empty: the value must be a preset key of this feature
+	in, out       int    // field index in core.Options and core.Resolved
+}
+
+// Feature keys of the catalog.
+const (
+	FeatureEnhancer       = "enhancer"
+	FeatureAutoHDR        = "auto_hdr"
+	FeatureSkyReplacement = "sky_replacement"
+	FeaturePrivacyBlur    = "privacy_blur"
+	FeatureIndoorStaging  = "indoor_staging"
+	FeatureOutdoorStaging = "outdoor_staging"
+	FeatureMessCleaner    = "mess_cleaner"
+	FeatureDeclutter      = "declutter"
+	FeatureMagicEraser    = "magic_eraser"
+)
+
+// Values of gen_edit.
+const (
+	GenIndoorStaging  = "indoor_staging"
+	GenOutdoorStaging = "outdoor_staging"
+	GenMessCleaner    = "mess_cleaner"
+	GenMagicEraser    = "magic_eraser"
+	GenDeclutterLocal = "declutter_local"
+)
+
+// StyleKeep is the staging_style that changes finishes without restaging.
+const StyleKeep = "keep"
+
+// MaxStyleClause is the longest style_clause accepted, in characters.
+const MaxStyleClause = 1500
+
+// DefaultCategories are the privacy concepts used when categories is omitted or
+// empty; they are also the only concepts the privacy step knows how to find.
+var DefaultCategories = []string{"human face", "license plate", "photo or frame"}
+
+func bound(v float64) *float64 { return &v }
+
+var (
+	enhancer    = []string{FeatureEnhancer}
+	delivery    = []string{FeatureEnhancer, FeatureAutoHDR}
+	sky         = []string{FeatureSkyReplacement}
+	privacy     = []string{FeaturePrivacyBlur}
+	indoor      = []string{FeatureIndoorStaging}
+	generative  = []string{FeatureIndoorStaging, FeatureOutdoorStaging, FeatureMessCleaner}
+	magicEraser = []string{FeatureMagicEraser}
+)
+
+// options is the table, in the order of the spec's "Order options" table. gen_edit
+// selects a feature rather than belonging to one, so no feature lists it.
+var options = []option{
+	{Param: Param{Name: "gen_edit", Type: TypeEnum,
+		Enum: []string{GenIndoorStaging, GenOutdoorStaging, GenMessCleaner, GenMagicEraser, GenDeclutterLocal}}},
+	{Param: Param{Name: "perspective", Type: TypeBoolean, Default: false, Features: enhancer}},
+	{Param: Param{Name: "perspective_strength", Type: TypeNumber, Default: 1.0, Min: bound(0), Max: bound(1), Features: enhancer}},
+	{Param: Param{Name: "tonecraft", Type: TypeBoolean, Default: false, Features: enhancer}},
+	{Param: Param{Name: "tonecraft_profile", Type: TypeString, Default: "signature", Features: enhancer}, presetFeature: PresetsTonecraft},
+	{Param: Param{Name: "tonecraft_levels", Type: TypeBoolean, Features: enhancer}},
+	{Param: Param{Name: "tonecraft_sharpen", Type: TypeBoolean, Features: enhancer}},
+	{Param: Param{Name: "align", Type: TypeBoolean, Default: true, Features: delivery}},
+	{Param: Param{Name: "format", Type: TypeEnum, Default: "jpeg", Enum: []string{"jpeg", "png", "webp"}, Features: delivery}},
+	{Param: Param{Name: "quality", Type: TypeInteger, Default: 92, Min: bound(1), Max: bound(100), Features: delivery}},
+	{Param: Param{Name: "sky", Type: TypeBoolean, Default: false, Features: sky}},
+	{Param: Param{Name: "sky_style", Type: TypeEnum, Default: "high_cloud",
+		Enum: []string{"clear", "low_cloud", "neutral", "high_cloud"}, Features: sky}},
+	{Param: Param{Name: "privacy", Type: TypeBoolean, Default: false, Features: privacy}},
+	{Param: Param{Name: "categories", Type: TypeArray, Default: DefaultCategories, Features: privacy}},
+	{Param: Param{Name: "threshold", Type: TypeNumber, Default: 0.3, Min: bound(0), Max: bound(1), Features: privacy}},
+	{Param: Param{Name: "gen_quality", Type: TypeEnum, Default: "balanced",
+		Enum: []string{"fast", "balanced", "best"}, Features: generative}},
+	{Param: Param{Name: "staging_preset", Type: TypeString, Features: indoor}, presetFeature: PresetsIndoorStaging},
+	{Param: Param{Name: "staging_style", Type: TypeEnum, Default: "contemporary",
+		Enum: []string{StyleKeep, "contemporary", "modern", "scandinavian", "luxury", "ikea", "industrial"}, Features: indoor}},
+	{Param: Param{Name: "style_clause", Type: TypeString, MaxLength: MaxStyleClause, Features: indoor}},
+	{Param: Param{Name: "room_type", Type: TypeEnum, Default: "auto",
+		Enum: []string{"auto", "bathroom", "bedroom", "child_room", "dining_room", "kitchen", "living_room", "office", "terrace"}, Features: indoor}},
+	{Param: Param{Name: "floor_finish", Type: TypeEnum, Default: "keep",
+		Enum: []string{"keep", "carpet_dark_blue", "carpet_grey", "concrete_light_grey", "hardwood_aria", "hardwood_light_brown", "tiles_grey", "tiles_white"}, Features: indoor}},
+	{Param: Param{Name: "wall_color", Type: TypeEnum, Default: "keep",
+		Enum: []string{"keep", "white", "warm_white", "cream", "greige", "light_grey", "sand", "taupe", "sage_green", "olive", "powder_blue", "terracotta", "charcoal"}, Features: indoor}},
+	{Param: Param{Name: "mask", Type: TypeUUID, Features: magicEraser}},
+}
+
+// byName indexes options by JSON name.
+var byName = map[string]*option{}
+
+// The table is bound to core.Options and core.Resolved by json tag when the package
+// loads. A mismatch is a programming error in this table, not bad input, so it stops
+// the program before anything can be decoded wrongly.
+func init() {
+	in := jsonFields(reflect.TypeFor[core.Options]())
+	out := jsonFields(reflect.TypeFor[core.Resolved]())
+	if len(in) != len(options) {
+		panic(fmt.Sprintf("catalog: table has %d options, core.Options has %d fields", len(options), len(in)))
+	}
+	for i := range options {
+		o := &options[i]
+		fi, ok := in[o.Name]
+		if !ok {
+			panic("catalog: core.Options has no field tagged " + o.Name)
+		}
+		fo, ok := out[o.Name]
+		if !ok {
+			panic("catalog: core.Resolved has no field tagged " + o.Name)
+		}
+		want := goType(o.Type)
+		if fi.Type != reflect.PointerTo(want) && !(fi.Type.Kind() == reflect.Slice && fi.Type == want) {
+			panic(fmt.Sprintf("catalog: core.Options.%s is %s, table type %s needs %s", fi.Name, fi.Type, o.Type, want))
+		}
+		if fo.Type != want {
+			panic(fmt.Sprintf("catalog: core.Resolved.%s is %s, table type %s needs %s", fo.Name, fo.Type, o.Type, want))
+		}
+		o.in, o.out = fi.Index[0], fo.Index[0]
+		byName[o.Name] = o
+	}
+}
+
+// goType is the Go type holding a value of a table type (behind a pointer in
+// core.Options, except for arrays, whose nil slice means "not given").
+func goType(t string) reflect.Type {
+	switch t {
+	case TypeBoolean:
+		return reflect.TypeFor[bool]()
+	case TypeNumber:
+		return reflect.TypeFor[float64]()
+	case TypeInteger:
+		return reflect.TypeFor[int]()
+	case TypeString, TypeEnum, TypeUUID:
+		return reflect.TypeFor[string]()
+	case TypeArray:
+		return reflect.TypeFor[[]string]()
+	}
+	panic("catalog: unknown param type " + t)
+}
+
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	m := map[string]reflect.StructField{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = f
+		}
+	}
+	return m
+}
+
+// Params returns every order option of the table, in table order, for callers that
+// describe the whole request (openapi.json, CLI flags, config validation).
+func Params() []Param {
+	out := make([]Param, len(options))
+	for i := range options {
+		out[i] = options[i].clone()
+	}
+	return out
+}
+
+// LookupParam returns the option called name.
+func LookupParam(name string) (Param, bool) {
+	o, ok := byName[name]
+	if !ok {
+		return Param{}, false
+	}
+	return o.clone(), true
+}
+
+// clone copies a Param deeply so callers cannot change the table.
+func (o *option) clone() Param {
+	p := o.Param
+	p.Enum = append([]string(nil), p.Enum...)
+	p.Features = append([]string(nil), p.Features...)
+	if p.Min != nil {
+		p.Min = bound(*p.Min)
+	}
+	if p.Max != nil {
+		p.Max = bound(*p.Max)
+	}
+	if s, ok := p.Default.([]string); ok {
+		p.Default = append([]string(nil), s...)
+	}
+	return p
+}
+
+// hasEnum reports whether v is one of o's enum values.
+func (o *option) hasEnum(v string) bool {
+	for _, e := range o.Enum {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
