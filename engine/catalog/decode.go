@@ -25,7 +25,7 @@ func DecodeOptions(fields map[string]json.RawMessage) (core.Options, error) {
 	for _, name := range sortedKeys(fields) {
 		opt, ok := byName[name]
 		if !ok {
-			return core.Options{}, core.Invalid(name, "unknown field")
+			return core.Options{}, core.Invalid(fieldName(name), "unknown field")
 		}
 		v, err := opt.fromJSON(fields[name])
 		if err != nil {
@@ -53,7 +53,7 @@ func DecodeStrings(values map[string]string) (core.Options, error) {
 		name := strings.ReplaceAll(key, "-", "_")
 		opt, ok := byName[name]
 		if !ok {
-			return core.Options{}, core.Invalid(key, "unknown option")
+			return core.Options{}, core.Invalid(fieldName(key), "unknown option")
 		}
 		v, err := opt.fromString(values[key])
 		if err != nil {
@@ -270,6 +270,15 @@ func (opt *option) checkArray(items []string) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// fieldName is how an error names a request key: as it is, or `""` for the empty
+// key, so the error still points somewhere.
+func fieldName(key string) string {
+	if key == "" {
+		return `""`
+	}
+	return clip(key)
 }
 
 // clip shortens a value quoted in an error so a long body does not echo back whole.
