@@ -1,0 +1,408 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/gen2brain/heic"
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// HEIC is decoded by github.com/gen2brain/heic: libheif itself, loaded from the system
+// when a shared libheif is installed and otherwise run as WebAssembly inside the
+// process, so the program builds without cgo headers for HEIF and still decodes HEIC
+// everywhere. The headers (size, transforms, EXIF, colour) are read here directly
+// from the ISO BMFF boxes, so Probe and ReadMeta never start a decoder.
+
+type bmffBox struct {
+	typ        string
+	start, end int64 // payload range in the file
+}
+
+// bmffBoxes lists the boxes in [off, end).
+func bmffBoxes(r io.ReaderAt, off, end int64) ([]bmffBox, error) {
+	var out []bmffBox
+	var b [16]byte
+	for off+8 <= end {
+		if _, err := r.ReadAt(b[:8], off); err != nil {
+			return nil, err
+		}
+		size := int64(binary.BigEndian.Uint32(b[:4]))
+		typ := string(b[4:8])
+		hdr := int64(8)
+		switch size {
+		case 0:
+			size = end - off
+		case 1:
+			if _, err := r.ReadAt(b[8:16], off+8); err != nil {
+				return nil, err
+			}
+			size = int64(binary.BigEndian.Uint64(b[8:16]))
+			hdr = 16
+		}
+		if size < hdr || off+size > end {
+			return nil, fmt.Errorf("box %q at %d has a bad size %d", typ, off, size)
+		}
+		out = append(out, bmffBox{typ: typ, start: off + hdr, end: off + size})
+		if len(out) > 10000 {
+			return nil, fmt.Errorf("too many boxes")
+		}
+		off += size
+	}
+	return out, nil
+}
+
+func findBox(bs []bmffBox, typ string) (bmffBox, bool) {
+	for _, b := range bs {
+		if b.typ == typ {
+			return b, true
+		}
+	}
+	return bmffBox{}, false
+}
+
+func readBox(r io.ReaderAt, b bmffBox, limit int64) ([]byte, error) {
+	n := b.end - b.start
+	if n > limit {
+		return nil, fmt.Errorf("box %q of %d bytes is over %d", b.typ, n, limit)
+	}
+	p := make([]byte, n)
+	_, err := r.ReadAt(p, b.start)
+	return p, err
+}
+
+// heifMeta is what the meta box says about the primary image.
+type heifMeta struct {
+	width, height int // before transforms
+	ops           [][4]int
+	icc           []byte
+	nclxPrimaries int
+	exif          []byte
+	alpha         bool
+}
+
+// bytesReader reads big-endian fields with bounds checks, remembering the first error.
+type bytesReader struct {
+	b   []byte
+	p   int
+	bad bool
+}
+
+func (r *bytesReader) n(k int) uint64 {
+	if k == 0 {
+		return 0
+	}
+	if r.p+k > len(r.b) || k > 8 {
+		r.bad = true
+		return 0
+	}
+	var v uint64
+	for i := 0; i < k; i++ {
+		v = v<<8 | uint64(r.b[r.p+i])
+	}
+	r.p += k
+	return v
+}
+
+func parseHEIFMeta(r io.ReaderAt, size int64) (*heifMeta, error) {
+	top, err := bmffBoxes(r, 0, size)
+	if err != nil {
+		return nil, err
+	}
+	meta, ok := findBox(top, "meta")
+	if !ok {
+		return nil, fmt.Errorf("no meta box")
+	}
+	kids, err := bmffBoxes(r, meta.start+4, meta.end) // meta is a full box
+	if err != nil {
+		return nil, err
+	}
+	box := func(typ string, limit int64) (*bytesReader, bool) {
+		b, ok := findBox(kids, typ)
+		if !ok {
+			return nil, false
+		}
+		p, err := readBox(r, b, limit)
+		if err != nil {
+			return nil, false
+		}
+		return &bytesReader{b: p}, true
+	}
+	hm := &heifMeta{}
+	pr, ok := box("pitm", 64)
+	if !ok {
+		return nil, fmt.Errorf("no primary item")
+	}
+	ver := pr.n(1)
+	pr.n(3)
+	primary := pr.n(2)
+	if ver >= 1 {
+		pr.p -= 2
+		primary = pr.n(4)
+	}
+
+	// Item types: find the Exif item.
+	types := map[uint64]string{}
+	if ib, ok := findBox(kids, "iinf"); ok {
+		var hb [6]byte
+		if _, err := r.ReadAt(hb[:], ib.start); err == nil {
+			skip := int64(6)
+			if hb[0] >= 1 {
+				skip = 8
+			}
+			infes, _ := bmffBoxes(r, ib.start+skip, ib.end)
+			for _, ie := range infes {
+				if ie.typ != "infe" {
+					continue
+				}
+				p, err := readBox(r, ie, 4096)
+				if err != nil {
+					continue
+				}
+				br := &bytesReader{b: p}
+				v := br.n(1)
+				br.n(3)
+				if v < 2 {
+					continue
+				}
+				id := br.n(2)
+				if v >= 3 {
+					br.p -= 2
+					id = br.n(4)
+				}
+				br.n(2)
+				t := br.n(4)
+				if !br.bad {
+					types[id] = string([]byte{byte(t >> 24), byte(t >> 16), byte(t >> 8), byte(t)})
+				}
+			}
+		}
+	}
+
+	// Item locations.
+	type extent struct{ off, ln int64 }
+	locs := map[uint64][]extent{}
+	if lr, ok := box("iloc", 1<<20); ok {
+		v := lr.n(1)
+		lr.n(3)
+		s := lr.n(1)
+		offSize, lenSize := int(s>>4), int(s&15)
+		s = lr.n(1)
+		baseSize, idxSize := int(s>>4), int(s&15)
+		if v < 1 {
+			idxSize = 0
+		}
+		count := lr.n(2)
+		if v >= 2 {
+			lr.p -= 2
+			count = lr.n(4)
+		}
+		for i := uint64(0); i < count && !lr.bad; i++ {
+			id := lr.n(2)
+			if v >= 2 {
+				lr.p -= 2
+				id = lr.n(4)
+			}
+			method := uint64(0)
+			if v >= 1 {
+				method = lr.n(2) & 15
+			}
+			lr.n(2)
+			base := lr.n(baseSize)
+			ne := lr.n(2)
+			for j := uint64(0); j < ne && !lr.bad; j++ {
+				lr.n(idxSize)
+				o, l := lr.n(offSize), lr.n(lenSize)
+				if method == 0 {
+					locs[id] = append(locs[id], extent{int64(base + o), int64(l)})
+				}
+			}
+		}
+	}
+
+	// Properties and their associations with the primary item.
+	if ip, ok := findBox(kids, "iprp"); ok {
+		ipk, _ := bmffBoxes(r, ip.start, ip.end)
+		var props []bmffBox
+		if co, ok := findBox(ipk, "ipco"); ok {
+			props, _ = bmffBoxes(r, co.start, co.end)
+		}
+		if ma, ok := findBox(ipk, "ipma"); ok {
+			p, err := readBox(r, ma, 1<<20)
+			if err == nil {
+				br := &bytesReader{b: p}
+				v := br.n(1)
+				flags := br.n(3)
+				n := br.n(4)
+				for i := uint64(0); i < n && !br.bad; i++ {
+					id := br.n(2)
+					if v >= 1 {
+						br.p -= 2
+						id = br.n(4)
+					}
+					na := br.n(1)
+					for j := uint64(0); j < na && !br.bad; j++ {
+						var idx uint64
+						if flags&1 != 0 {
+							idx = br.n(2) & 0x7fff
+						} else {
+							idx = br.n(1) & 0x7f
+						}
+						if id != primary || idx == 0 || int(idx) > len(props) {
+							continue
+						}
+						hm.property(r, props[idx-1])
+					}
+				}
+			}
+		}
+	}
+	for id, t := range types {
+		if t == "Exif" && len(locs[id]) > 0 {
+			var data []byte
+			for _, e := range locs[id] {
+				if e.ln <= 0 || e.ln > maxThumbnail+1<<16 || e.off+e.ln > size || int64(len(data))+e.ln > maxThumbnail+1<<16 {
+					data = nil
+					break
+				}
+				p := make([]byte, e.ln)
+				if _, err := r.ReadAt(p, e.off); err != nil {
+					data = nil
+					break
+				}
+				data = append(data, p...)
+			}
+			if len(data) > 4 {
+				skip := int(binary.BigEndian.Uint32(data))
+				if 4+skip < len(data) {
+					hm.exif = data[4+skip:]
+				}
+			}
+		}
+	}
+	if hm.width == 0 {
+		return nil, fmt.Errorf("primary item has no size (ispe)")
+	}
+	return hm, nil
+}
+
+func (hm *heifMeta) property(r io.ReaderAt, b bmffBox) {
+	p, err := readBox(r, b, maxICC+16)
+	if err != nil {
+		return
+	}
+	br := &bytesReader{b: p}
+	switch b.typ {
+	case "ispe":
+		br.n(4)
+		w, h := br.n(4), br.n(4)
+		if !br.bad && w > 0 && h > 0 && w < 1<<30 && h < 1<<30 {
+			hm.width, hm.height = int(w), int(h)
+		}
+	case "irot":
+		if a := br.n(1) & 3; !br.bad && a != 0 {
+			// a quarter turns anticlockwise, as a coordinate matrix with y down
+			m := [4]int{1, 0, 0, 1}
+			for i := uint64(0); i < a; i++ {
+				m = mul2([4]int{0, 1, -1, 0}, m)
+			}
+			hm.ops = append(hm.ops, m)
+		}
+	case "imir":
+		if ax := br.n(1) & 1; !br.bad {
+			if ax == 0 {
+				hm.ops = append(hm.ops, [4]int{-1, 0, 0, 1}) // about the vertical axis
+			} else {
+				hm.ops = append(hm.ops, [4]int{1, 0, 0, -1})
+			}
+		}
+	case "colr":
+		switch string(p[:min(4, len(p))]) {
+		case "prof", "rICC":
+			if hm.icc == nil {
+				hm.icc = p[4:]
+			}
+		case "nclx":
+			br.n(4)
+			hm.nclxPrimaries = int(br.n(2))
+		}
+	case "auxC":
+		if bytes.Contains(p, []byte("alpha")) {
+			hm.alpha = true
+		}
+	}
+}
+
+func mul2(a, b [4]int) [4]int {
+	return [4]int{a[0]*b[0] + a[1]*b[2], a[0]*b[1] + a[1]*b[3], a[2]*b[0] + a[3]*b[2], a[2]*b[1] + a[3]*b[3]}
+}
+
+// exifOrientationMatrix are the stored -> displayed coordinate maps of EXIF 1-8.
+var exifOrientationMatrix = [9][4]int{
+	{}, {1, 0, 0, 1}, {-1, 0, 0, 1}, {-1, 0, 0, -1}, {1, 0, 0, -1},
+	{0, 1, 1, 0}, {0, -1, 1, 0}, {0, -1, -1, 0}, {0, 1, -1, 0},
+}
+
+func probeHEIC(r io.ReaderAt, size int64) (*header, error) {
+	hm, err := parseHEIFMeta(r, size)
+	if err != nil {
+		return nil, unreadable(err, "reading HEIC boxes")
+	}
+	h := &header{width: hm.width, height: hm.height, bitDepth: 8, model: "rgb", icc: hm.icc,
+		hasAlpha: hm.alpha, rotated: true}
+	if hm.exif != nil {
+		exifFromBlock(hm.exif, &h.meta)
+	}
+	m := [4]int{1, 0, 0, 1}
+	for _, op := range hm.ops {
+		m = mul2(op, m)
+	}
+	h.orientation = 1
+	for o := 1; o <= 8; o++ {
+		if exifOrientationMatrix[o] == m {
+			h.orientation = o
+		}
+	}
+	if h.orientation >= 5 {
+		h.width, h.height = h.height, h.width
+	}
+	if h.icc == nil {
+		h.profile = nclxProfile(hm.nclxPrimaries)
+	}
+	return h, nil
+}
+
+// nclxProfile builds the profile of coded primaries (ITU-T H.273) other than BT.709,
+// assuming the sRGB tone curve that HEIC stills use.
+func nclxProfile(primaries int) *iccProfile {
+	var m [9]float64
+	var name string
+	switch primaries {
+	case 12:
+		m, name = primariesD50(0.680, 0.320, 0.265, 0.690, 0.150, 0.060, 0.3127, 0.3290), "Display P3"
+	case 9:
+		m, name = primariesD50(0.708, 0.292, 0.170, 0.797, 0.131, 0.046, 0.3127, 0.3290), "BT.2020"
+	default:
+		return nil
+	}
+	c := iccCurve{para: []float64{2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045, 0, 0}, ptype: 3}
+	return &iccProfile{Description: name, ColorSpace: "RGB ", toXYZ: m, trc: [3]iccCurve{c, c, c}, hasMatrix: true}
+}
+
+func decodeHEIC(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
+	data := make([]byte, size)
+	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
+		return nil, unreadable(err, "reading HEIC")
+	}
+	m, err := heic.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, unreadable(err, "decoding HEIC")
+	}
+	img := imaging.FromImage(m, true)
+	if img.W() != h.width || img.H() != h.height {
+		return nil, unreadable(nil, "HEIC decoded to %dx%d, its header says %dx%d", img.W(), img.H(), h.width, h.height)
+	}
+	return img, nil
+}

@@ -1,0 +1,102 @@
+package codec
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+	"golang.org/x/image/webp"
+)
+
+// probeWebP walks the RIFF chunks: VP8X for the canvas, flags, ICCP and EXIF; or a
+// simple VP8 / VP8L bitstream header.
+func probeWebP(r io.ReaderAt, size int64) (*header, error) {
+	h := &header{bitDepth: 8, model: "rgb"}
+	var hdr [8]byte
+	var hdrRead bool
+	off := int64(12)
+	for off+8 <= size {
+		if _, err := r.ReadAt(hdr[:], off); err != nil {
+			return nil, unreadable(err, "reading WebP chunk at %d", off)
+		}
+		typ := string(hdr[:4])
+		ln := int64(binary.LittleEndian.Uint32(hdr[4:]))
+		data := off + 8
+		if data+ln > size {
+			ln = size - data // truncated last chunk: let the decoder judge
+		}
+		read := func(limit int64) []byte {
+			if ln > limit {
+				return nil
+			}
+			b := make([]byte, ln)
+			if _, err := r.ReadAt(b, data); err != nil {
+				return nil
+			}
+			return b
+		}
+		switch typ {
+		case "VP8X":
+			b := read(64)
+			if len(b) < 10 {
+				return nil, unreadable(nil, "WebP VP8X chunk too short")
+			}
+			flags := b[0]
+			if flags&0x02 != 0 {
+				return nil, unsupported("animated WebP is not supported")
+			}
+			h.hasAlpha = flags&0x10 != 0
+			h.width = 1 + (int(b[4]) | int(b[5])<<8 | int(b[6])<<16)
+			h.height = 1 + (int(b[7]) | int(b[8])<<8 | int(b[9])<<16)
+			hdrRead = true
+		case "VP8 ":
+			var b [10]byte
+			if !hdrRead {
+				if ln < 10 {
+					return nil, unreadable(nil, "WebP VP8 frame header is malformed")
+				}
+				if _, err := r.ReadAt(b[:], data); err != nil || b[3] != 0x9d || b[4] != 0x01 || b[5] != 0x2a {
+					return nil, unreadable(nil, "WebP VP8 frame header is malformed")
+				}
+				h.width = int(binary.LittleEndian.Uint16(b[6:]) & 0x3fff)
+				h.height = int(binary.LittleEndian.Uint16(b[8:]) & 0x3fff)
+				hdrRead = true
+			}
+		case "VP8L":
+			var b [5]byte
+			if ln < 5 {
+				return nil, unreadable(nil, "WebP VP8L header is malformed")
+			}
+			if _, err := r.ReadAt(b[:], data); err != nil || b[0] != 0x2f {
+				return nil, unreadable(err, "WebP VP8L header is malformed")
+			}
+			if !hdrRead {
+				v := binary.LittleEndian.Uint32(b[1:])
+				h.width = 1 + int(v&0x3fff)
+				h.height = 1 + int((v>>14)&0x3fff)
+				h.hasAlpha = (v>>28)&1 != 0
+				hdrRead = true
+			}
+		case "ICCP":
+			h.icc = read(maxICC)
+		case "EXIF":
+			if b := read(maxThumbnail + 1<<16); b != nil {
+				exifFromBlock(b, &h.meta)
+			}
+		}
+		off = data + ln + ln&1
+	}
+	if !hdrRead {
+		return nil, unreadable(nil, "WebP has no image header")
+	}
+	h.orientation = h.meta.Orientation
+	return h, nil
+}
+
+func decodeWebP(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
+	m, err := webp.Decode(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, unreadable(err, "decoding WebP")
+	}
+	return imaging.FromImage(m, true), nil
+}
