@@ -1,0 +1,245 @@
+package assets
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Export limits (spec: max_edge 16 to 10000, quality 1 to 100).
+const (
+	MinExportEdge = 16
+	MaxExportEdge = 10000
+)
+
+// normalizeExport validates opt and fills defaults: quality 92 when 0.
+func normalizeExport(opt core.ExportOptions) (core.ExportOptions, error) {
+	opt.Format = strings.ToLower(strings.TrimSpace(opt.Format))
+	if opt.Format == "" {
+		return opt, core.Invalid("format", "is required: jpeg, png or webp")
+	}
+	if _, ok := exportTypes[opt.Format]; !ok {
+		return opt, core.Invalid("format", "%q is not one of jpeg, png, webp", opt.Format)
+	}
+	if opt.Quality == 0 {
+		opt.Quality = DefaultExportQuality
+	}
+	if opt.Quality < 1 || opt.Quality > 100 {
+		return opt, core.Invalid("quality", "%d is outside 1 to 100", opt.Quality)
+	}
+	if opt.MaxEdge != 0 && (opt.MaxEdge < MinExportEdge || opt.MaxEdge > MaxExportEdge) {
+		return opt, core.Invalid("max_edge", "%d is outside %d to %d pixels", opt.MaxEdge, MinExportEdge, MaxExportEdge)
+	}
+	return opt, nil
+}
+
+// exportKey is the asset_exports key of a source and normalised options. Settings
+// that cannot change the result are left out, so requests that would produce the
+// same file share one export: PNG ignores quality, and a max_edge at or above the
+// source's longest edge keeps the source size like no max_edge.
+func exportKey(source string, opt core.ExportOptions) []byte {
+	q := opt.Quality
+	if opt.Format == "png" {
+		q = 0
+	}
+	return []byte(source + "/" + opt.Format + ";q=" + strconv.Itoa(q) + ";edge=" + strconv.Itoa(opt.MaxEdge))
+}
+
+// effectiveEdge drops a max_edge that would not shrink a w×h source.
+func effectiveEdge(maxEdge, w, h int) int {
+	if maxEdge >= max(w, h) && w > 0 && h > 0 {
+		return 0
+	}
+	return maxEdge
+}
+
+// Export asks for a repackaging of owner's asset sourceID. The source must be an
+// order output or a ready image upload (not camera RAW, a mask or another export).
+// The same source and options give the same export while it is pending, processing or
+// ready (created false); asking again after it failed starts a new attempt under the
+// same id (created true). The export is produced in the background.
+func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.Asset, bool, error) {
+	opt, err := normalizeExport(opt)
+	if err != nil {
+		return core.Asset{}, false, err
+	}
+	var out core.Asset
+	created := false
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		src, err := owned(tx, owner, sourceID)
+		if err != nil {
+			return err
+		}
+		if err := exportable(src); err != nil {
+			return err
+		}
+		stored := opt
+		stored.MaxEdge = effectiveEdge(opt.MaxEdge, src.Width, src.Height)
+		key := exportKey(src.ID, stored)
+		idx := tx.Bucket(store.BucketAssetExports)
+		now := s.cfg.Now().UTC()
+		if id := idx.Get(key); id != nil {
+			r, err := getRecord(tx, string(id))
+			if err != nil {
+				return err
+			}
+			if r != nil && r.Status != core.AssetFailed {
+				out = r.Asset
+				return nil
+			}
+			if r != nil { // failed: try again under the same id
+				r.Status, r.Code, r.Reason, r.UpdatedAt = core.AssetPending, "", "", now
+				if err := enqueue(tx, r.ID); err != nil {
+					return err
+				}
+				out, created = r.Asset, true
+				return putRecord(tx, r)
+			}
+		}
+		t := exportTypes[stored.Format]
+		r := &record{Asset: core.Asset{
+			ID: uuid.NewString(), Owner: owner, Kind: core.AssetExport,
+			Filename:    strings.TrimSuffix(src.Filename, filepath.Ext(src.Filename)) + t.ext,
+			ContentType: t.mime, Status: core.AssetPending, Format: stored.Format,
+			Source: src.ID, Export: &stored, CreatedAt: now, UpdatedAt: now,
+		}}
+		if err := putRecord(tx, r); err != nil {
+			return err
+		}
+		if err := idx.Put(key, []byte(r.ID)); err != nil {
+			return err
+		}
+		out, created = r.Asset, true
+		return enqueue(tx, r.ID)
+	})
+	if err != nil {
+		return core.Asset{}, false, err
+	}
+	if created {
+		s.signal()
+		s.changed(out)
+	}
+	return out, created, nil
+}
+
+// exportable says why a record cannot be an export source.
+func exportable(src *record) error {
+	switch {
+	case src.Kind == core.AssetExport:
+		return core.Invalid("assetId", "asset %s is an export; export from its source %s instead", src.ID, src.Source)
+	case src.Kind == core.AssetMask:
+		return core.Invalid("assetId", "asset %s is a mask; only images and order outputs can be exported", src.ID)
+	case src.Status != core.AssetReady:
+		return core.Conflict("asset %s is %s; it can be exported once it is ready", src.ID, src.Status)
+	case src.Format == codec.FormatRaw:
+		return core.Invalid("assetId", "asset %s is a camera RAW file; develop it through an order and export the order's output", src.ID)
+	}
+	return nil
+}
+
+// runExport produces an export: decode (scaled at decode time when that is cheaper),
+// a gamma-correct Lanczos downscale to the exact size, and an encode carrying the
+// source's metadata under the GPS policy.
+func (s *Service) runExport(ctx context.Context, j job) {
+	var r, src *record
+	s.db.View(func(tx *bolt.Tx) error {
+		r, _ = getRecord(tx, j.id)
+		if r != nil {
+			src, _ = getRecord(tx, r.Source)
+		}
+		return nil
+	})
+	if r == nil || r.Export == nil || r.Status == core.AssetReady || r.Status == core.AssetFailed {
+		s.dequeue(j)
+		return
+	}
+	if src == nil || src.Status != core.AssetReady || src.SHA256 == "" {
+		s.finishFailed(j, core.CodeUnreadable, "the source asset was deleted before the export was made")
+		return
+	}
+	if !s.setStatus(j, core.AssetProcessing, nil) {
+		return
+	}
+	w, width, height, err := s.encodeExport(src, *r.Export)
+	if err != nil {
+		f := codecFailure(err)
+		s.finishFailed(j, f.code, "the export could not be made: "+f.reason)
+		return
+	}
+	defer w.Abort()
+	if ctx.Err() != nil {
+		return
+	}
+	s.blobMu.Lock()
+	b, err := w.Commit()
+	if err != nil {
+		s.blobMu.Unlock()
+		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the export failed: %v", err))
+		return
+	}
+	var out *core.Asset
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(store.BucketIngest).Delete([]byte(j.key)); err != nil {
+			return err
+		}
+		r, err := getRecord(tx, j.id)
+		if err != nil || r == nil || r.Status != core.AssetProcessing {
+			return err
+		}
+		if err := blobs.Ref(tx, b.Sum); err != nil {
+			return err
+		}
+		r.SHA256, r.Size, r.Width, r.Height = b.Sum, b.Size, width, height
+		r.Status, r.Code, r.Reason = core.AssetReady, "", ""
+		r.UpdatedAt = s.cfg.Now().UTC()
+		out = &r.Asset
+		return putRecord(tx, r)
+	})
+	if out == nil || err != nil {
+		s.removeIfUnreferenced(b.Sum)
+	}
+	s.blobMu.Unlock()
+	if out != nil {
+		s.changed(*out)
+	}
+}
+
+// encodeExport writes the export of src into an uncommitted blob.
+func (s *Service) encodeExport(src *record, opt core.ExportOptions) (*blobs.Writer, int, int, error) {
+	f, err := s.blobs.Open(src.SHA256)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("open source: %w", err)
+	}
+	img, meta, err := codec.Decode(f, src.Size, codec.DecodeOptions{MaxPixels: -1, ScaleToMaxEdge: opt.MaxEdge})
+	f.Close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if opt.MaxEdge > 0 {
+		// The decoder may stop at a scale above the target (JPEG DCT scaling); finish
+		// with the high-quality resampler.
+		if tw, th := imaging.FitWithin(img.W(), img.H(), opt.MaxEdge); tw != img.W() || th != img.H() {
+			img = imaging.Resize(img, tw, th)
+		}
+	}
+	w, err := s.blobs.Create(0)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	err = codec.Encode(w, img, codec.EncodeOptions{Format: opt.Format, Quality: opt.Quality, Meta: &meta, KeepGPS: s.cfg.KeepGPS})
+	if err != nil {
+		w.Abort()
+		return nil, 0, 0, err
+	}
+	return w, img.W(), img.H(), nil
+}

@@ -1,0 +1,348 @@
+package assets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// sniffBytes is how much of a file's head validation reads: enough for codec.Sniff to
+// read a TIFF's first IFD and tell a camera RAW from a plain TIFF.
+const sniffBytes = 64 << 10
+
+// thumbnailQuality is the JPEG quality of the window's thumbnails.
+const thumbnailQuality = 85
+
+// failure is an ingest outcome other than ready.
+type failure struct{ code, reason string }
+
+// runIngest takes a confirmed upload through validating and processing to ready or
+// failed. It stops between steps when ctx ends, leaving the job queued.
+func (s *Service) runIngest(ctx context.Context, j job) {
+	var r *record
+	s.db.View(func(tx *bolt.Tx) error { r, _ = getRecord(tx, j.id); return nil })
+	if r == nil || r.Status == core.AssetReady || r.Status == core.AssetFailed || r.Status == core.AssetPending {
+		s.dequeue(j) // deleted, or settled before a crash removed its job
+		return
+	}
+	if r.Status != core.AssetValidating { // resumed after a crash: start over
+		if !s.setStatus(j, core.AssetValidating, nil) {
+			return
+		}
+	}
+	info, fail := s.validate(r)
+	if fail != nil {
+		s.finishFailed(j, fail.code, fail.reason)
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if !s.setStatus(j, core.AssetProcessing, func(rec *record) {
+		rec.Format, rec.Width, rec.Height = info.Format, info.Width, info.Height
+	}) {
+		return
+	}
+	if s.hookProcessing != nil {
+		s.hookProcessing(ctx, j.id)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	kind, w, h, thumb, fail := s.process(r)
+	if fail != nil {
+		s.finishFailed(j, fail.code, fail.reason)
+		return
+	}
+	defer thumb.Abort()
+	if ctx.Err() != nil {
+		return
+	}
+	s.finishReady(j, kind, w, h, thumb)
+}
+
+// validate checks everything the headers can tell without decoding pixels.
+func (s *Service) validate(r *record) (codec.Info, *failure) {
+	switch {
+	case r.Rejected != "":
+		return codec.Info{}, &failure{core.CodeFileTooLarge, r.Rejected}
+	case r.Size == 0:
+		return codec.Info{}, &failure{core.CodeEmptyFile, "the uploaded file is empty"}
+	case r.Size > s.cfg.MaxUploadBytes:
+		return codec.Info{}, &failure{core.CodeFileTooLarge, s.tooLargeReason()}
+	}
+	f, err := s.blobs.Open(r.SHA256)
+	if err != nil {
+		return codec.Info{}, &failure{core.CodeUnreadable, "the uploaded bytes could not be read back"}
+	}
+	defer f.Close()
+	head := make([]byte, min(r.Size, sniffBytes))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return codec.Info{}, &failure{core.CodeUnreadable, "the uploaded bytes could not be read back"}
+	}
+	format := codec.Sniff(head)
+	if format == "" {
+		reason := "the file is not a JPEG, PNG, WebP, TIFF, HEIC or camera RAW image"
+		if _, err := codec.Probe(f, r.Size); codec.CodeOf(err) == core.CodeUnsupportedFormat {
+			reason = codecReason(err)
+		}
+		return codec.Info{}, &failure{core.CodeUnsupportedFormat, reason}
+	}
+	// Probe reads past the head where needed (a RAW's SubIFDs), so its answer decides
+	// the format; the sniffed one stands in when the headers are damaged.
+	info, perr := codec.Probe(f, r.Size)
+	rawKind := codec.SniffRaw(head)
+	if perr == nil {
+		format, rawKind = info.Format, info.RawKind
+	}
+	if !matchesDeclared(r.ContentType, format, rawKind) {
+		what := formatNames[format]
+		if rawKind != "" && rawKind != "raw" {
+			what = fmt.Sprintf("camera RAW (%s)", strings.ToUpper(rawKind))
+		}
+		return codec.Info{}, &failure{core.CodeContentTypeMismatch,
+			fmt.Sprintf("declared as %s but the file is a %s image", r.ContentType, what)}
+	}
+	if perr != nil {
+		return codec.Info{}, codecFailure(perr)
+	}
+	if px := int64(info.Width) * int64(info.Height); px > s.cfg.MaxPixels {
+		return codec.Info{}, &failure{core.CodeResolutionTooLarge,
+			fmt.Sprintf("%dx%d is %.1f megapixels, over the limit of %.1f", info.Width, info.Height,
+				float64(px)/1e6, float64(s.cfg.MaxPixels)/1e6)}
+	}
+	return info, nil
+}
+
+// codecFailure turns a codec error into an ingest failure.
+func codecFailure(err error) *failure {
+	code := codec.CodeOf(err)
+	switch code {
+	case core.CodeEmptyFile, core.CodeUnsupportedFormat, core.CodeUnreadable, core.CodeResolutionTooLarge:
+	default:
+		code = core.CodeUnreadable
+	}
+	return &failure{code, codecReason(err)}
+}
+
+func codecReason(err error) string {
+	var ce *codec.Error
+	if errors.As(err, &ce) && ce.Reason != "" {
+		return ce.Reason
+	}
+	return err.Error()
+}
+
+// process decodes the whole image (proving it readable), tells masks from images and
+// writes the thumbnail into an uncommitted blob.
+func (s *Service) process(r *record) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
+	f, err := s.blobs.Open(r.SHA256)
+	if err != nil {
+		return "", 0, 0, nil, &failure{core.CodeUnreadable, "the uploaded bytes could not be read back"}
+	}
+	img, _, err := codec.Decode(f, r.Size, codec.DecodeOptions{MaxPixels: s.cfg.MaxPixels})
+	f.Close()
+	if err != nil {
+		return "", 0, 0, nil, codecFailure(err)
+	}
+	kind = core.AssetUpload
+	if r.Format == codec.FormatPNG && isMask(img) {
+		kind = core.AssetMask
+	}
+	thumb, err = s.writeThumbnail(img)
+	if err != nil {
+		return "", 0, 0, nil, &failure{core.CodeUnreadable, fmt.Sprintf("making the thumbnail failed: %v", err)}
+	}
+	return kind, img.W(), img.H(), thumb, nil
+}
+
+// maskWhite is the least linear value of every colour channel a visible mask pixel
+// may have (about 240 in 8-bit sRGB), leaving room for anti-aliased edges.
+const maskWhite = 0.87
+
+// isMask reports whether img is a white-on-transparent mask: it has alpha, some of it
+// transparent, and every visible pixel white. Photos fail at their first pixel.
+func isMask(img *imaging.Image) bool {
+	if img.C != 4 {
+		return false
+	}
+	transparent := false
+	for y := 0; y < img.H(); y++ {
+		row := img.Row(y)
+		for i := 0; i+3 < len(row); i += 4 {
+			a := row[i+3]
+			if a < 0.5 {
+				transparent = true
+			}
+			if a > 0.02 && (row[i] < maskWhite || row[i+1] < maskWhite || row[i+2] < maskWhite) {
+				return false
+			}
+		}
+	}
+	return transparent
+}
+
+// writeThumbnail encodes a JPEG of img fitted within ThumbnailEdge, carrying no
+// metadata. Alpha is composited over mid grey so masks and cut-outs stay visible.
+func (s *Service) writeThumbnail(img *imaging.Image) (*blobs.Writer, error) {
+	tw, th := imaging.FitWithin(img.W(), img.H(), s.cfg.ThumbnailEdge)
+	t := img
+	if tw != img.W() || th != img.H() {
+		t = imaging.Resize(img, tw, th)
+	}
+	if t.C == 4 {
+		t = overGrey(t)
+	}
+	w, err := s.blobs.Create(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := codec.Encode(w, t, codec.EncodeOptions{Format: codec.FormatJPEG, Quality: thumbnailQuality}); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+// greyLinear is 50 % sRGB grey in linear light.
+const greyLinear = 0.2140
+
+// overGrey composites a 4-channel image over mid grey into a new 3-channel image.
+func overGrey(src *imaging.Image) *imaging.Image {
+	dst := imaging.New(src.W(), src.H(), 3)
+	imaging.Bands(src.H(), func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			s, d := src.Row(y), dst.Row(y)
+			for x := 0; x < src.W(); x++ {
+				a := min(max(s[x*4+3], 0), 1)
+				for c := 0; c < 3; c++ {
+					d[x*3+c] = s[x*4+c]*a + greyLinear*(1-a)
+				}
+			}
+		}
+	})
+	return dst
+}
+
+// finishReady commits the thumbnail and settles the asset as ready in one
+// transaction with its dequeue.
+func (s *Service) finishReady(j job, kind core.AssetKind, w, h int, thumb *blobs.Writer) {
+	s.blobMu.Lock()
+	tb, err := thumb.Commit()
+	if err != nil {
+		s.blobMu.Unlock()
+		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the thumbnail failed: %v", err))
+		return
+	}
+	var out *core.Asset
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(store.BucketIngest).Delete([]byte(j.key)); err != nil {
+			return err
+		}
+		r, err := getRecord(tx, j.id)
+		if err != nil || r == nil || r.Status != core.AssetProcessing {
+			return err
+		}
+		if err := blobs.Ref(tx, tb.Sum); err != nil {
+			return err
+		}
+		r.Kind, r.Width, r.Height, r.Thumbnail = kind, w, h, tb.Sum
+		r.Status, r.Code, r.Reason = core.AssetReady, "", ""
+		r.UpdatedAt = s.cfg.Now().UTC()
+		out = &r.Asset
+		return putRecord(tx, r)
+	})
+	if out == nil || err != nil {
+		s.removeIfUnreferenced(tb.Sum)
+	}
+	s.blobMu.Unlock()
+	if out != nil {
+		s.changed(*out)
+	}
+}
+
+// Thumbnail opens the JPEG thumbnail of owner's ready asset (longest edge at most
+// Config.ThumbnailEdge). Outputs and exports get theirs on first request.
+func (s *Service) Thumbnail(owner, id string) (File, error) {
+	a, err := s.Get(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != core.AssetReady {
+		return nil, core.Conflict("asset %s is %s, not ready", id, a.Status)
+	}
+	var sum string
+	s.db.View(func(tx *bolt.Tx) error {
+		if r, _ := getRecord(tx, id); r != nil {
+			sum = r.Thumbnail
+		}
+		return nil
+	})
+	if sum == "" {
+		if sum, err = s.makeThumbnail(id, a); err != nil {
+			return nil, err
+		}
+	}
+	f, err := s.blobs.Open(sum)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, core.NotFound("asset %s not found", id)
+	}
+	return f, err
+}
+
+// makeThumbnail decodes a ready asset at thumbnail scale and stores its thumbnail.
+func (s *Service) makeThumbnail(id string, a core.Asset) (string, error) {
+	f, err := s.blobs.Open(a.SHA256)
+	if err != nil {
+		return "", core.NotFound("asset %s not found", id)
+	}
+	img, _, err := codec.Decode(f, a.Size, codec.DecodeOptions{MaxPixels: -1, ScaleToMaxEdge: s.cfg.ThumbnailEdge})
+	f.Close()
+	if err != nil {
+		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
+	}
+	w, err := s.writeThumbnail(img)
+	if err != nil {
+		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
+	}
+	defer w.Abort()
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	tb, err := w.Commit()
+	if err != nil {
+		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
+	}
+	sum := tb.Sum
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return core.NotFound("asset %s not found", id)
+		}
+		if r.Thumbnail != "" { // made concurrently
+			sum = r.Thumbnail
+			return nil
+		}
+		if err := blobs.Ref(tx, tb.Sum); err != nil {
+			return err
+		}
+		r.Thumbnail = tb.Sum
+		return putRecord(tx, r)
+	})
+	if err != nil || sum != tb.Sum {
+		s.removeIfUnreferenced(tb.Sum)
+	}
+	return sum, err
+}

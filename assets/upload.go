@@ -1,0 +1,312 @@
+package assets
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// maxFilename bounds a declared file name (bytes), as most file systems do.
+const maxFilename = 255
+
+// cleanFilename keeps the last path element of a declared name and refuses names that
+// cannot be written back to disk as they are.
+func cleanFilename(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = strings.TrimSpace(name[i+1:])
+	}
+	switch {
+	case name == "" || name == "." || name == "..":
+		return "", core.Invalid("filename", "is required: the name of the file being uploaded")
+	case len(name) > maxFilename:
+		return "", core.Invalid("filename", "is %d bytes long, over the limit of %d", len(name), maxFilename)
+	case !utf8.ValidString(name):
+		return "", core.Invalid("filename", "is not valid UTF-8")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "", core.Invalid("filename", "contains control characters")
+	}
+	return name, nil
+}
+
+// Declare records a pending upload for owner and returns it with its signed upload
+// address (valid for Config.UploadTTL).
+func (s *Service) Declare(owner, filename, contentType string) (core.Asset, string, error) {
+	if owner == "" {
+		return core.Asset{}, "", errors.New("declare asset: no owner")
+	}
+	name, err := cleanFilename(filename)
+	if err != nil {
+		return core.Asset{}, "", err
+	}
+	ct := mediaType(contentType)
+	if _, ok := accepted[ct]; !ok {
+		if strings.TrimSpace(contentType) == "" {
+			return core.Asset{}, "", core.Invalid("contentType", "is required; accepted: %s", acceptedTypes)
+		}
+		return core.Asset{}, "", core.Invalid("contentType", "%q is not an accepted image type; accepted: %s", contentType, acceptedTypes)
+	}
+	now := s.cfg.Now().UTC()
+	r := &record{Asset: core.Asset{
+		ID: uuid.NewString(), Owner: owner, Kind: core.AssetUpload, Filename: name,
+		ContentType: ct, Status: core.AssetPending, CreatedAt: now, UpdatedAt: now,
+	}}
+	if err := s.db.Update(func(tx *bolt.Tx) error { return putRecord(tx, r) }); err != nil {
+		return core.Asset{}, "", fmt.Errorf("declare asset: %w", err)
+	}
+	s.changed(r.Asset)
+	return r.Asset, s.signedURL("PUT", "upload", r.ID, s.cfg.UploadTTL.Seconds()), nil
+}
+
+// signedURL builds /storage/{what}/{id}?exp=&sig= on the base URL.
+func (s *Service) signedURL(method, what, id string, ttl float64) string {
+	exp := s.cfg.Now().Unix() + int64(ttl)
+	q := url.Values{}
+	q.Set("exp", strconv.FormatInt(exp, 10))
+	q.Set("sig", s.signer.Sign(method, id, exp))
+	return s.baseURL() + "/storage/" + what + "/" + url.PathEscape(id) + "?" + q.Encode()
+}
+
+// UploadURL returns a fresh signed upload address for owner's pending upload, for a
+// client whose first address expired before it sent the bytes.
+func (s *Service) UploadURL(owner, id string) (string, error) {
+	a, err := s.Get(owner, id)
+	if err != nil {
+		return "", err
+	}
+	if a.Kind != core.AssetUpload || a.Status != core.AssetPending {
+		return "", core.Conflict("asset %s takes no more bytes (status %s)", id, a.Status)
+	}
+	return s.signedURL("PUT", "upload", id, s.cfg.UploadTTL.Seconds()), nil
+}
+
+// DownloadURL returns a signed download address for owner's ready asset and the
+// seconds it stays valid.
+func (s *Service) DownloadURL(owner, id string) (string, int, error) {
+	a, err := s.Get(owner, id)
+	if err != nil {
+		return "", 0, err
+	}
+	if a.Status != core.AssetReady {
+		return "", 0, core.Conflict("asset %s is %s, not ready; its bytes can be downloaded once it is ready", id, a.Status)
+	}
+	ttl := s.cfg.DownloadTTL.Seconds()
+	return s.signedURL("GET", "download", id, ttl), int(ttl), nil
+}
+
+// Upload stores the bytes of a declared, not yet confirmed upload, streaming them
+// into a blob while hashing and enforcing the size limit. contentType must be the
+// declared one. A second Upload before Confirm replaces the first.
+func (s *Service) Upload(id, contentType string, body io.Reader) error {
+	return s.upload(id, contentType, body, -1)
+}
+
+// tooLarge is the 413 answer, and the reason ingest reports for the asset.
+func (s *Service) tooLargeReason() string {
+	return fmt.Sprintf("the file is larger than the upload limit of %s", humanBytes(s.cfg.MaxUploadBytes))
+}
+
+func (s *Service) upload(id, contentType string, body io.Reader, length int64) error {
+	var declared string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return core.NotFound("asset %s not found", id)
+		}
+		if r.Kind != core.AssetUpload {
+			return core.Conflict("asset %s is an %s and takes no uploaded bytes", id, r.Kind)
+		}
+		if r.Status != core.AssetPending {
+			return core.Conflict("asset %s was already confirmed (status %s); declare a new asset to upload other bytes", id, r.Status)
+		}
+		declared = r.ContentType
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	got := mediaType(contentType)
+	if got != declared {
+		if got == "" {
+			got = "none"
+		}
+		return &core.Error{Kind: core.KindUnsupported, Field: "Content-Type",
+			Reason: fmt.Sprintf("must be the declared %s, got %s", declared, got)}
+	}
+	if length > s.cfg.MaxUploadBytes {
+		return s.reject(id)
+	}
+	w, err := s.blobs.Create(s.cfg.MaxUploadBytes)
+	if err != nil {
+		return fmt.Errorf("upload asset %s: %w", id, err)
+	}
+	defer w.Abort()
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(writerOnly{w}, body, buf); err != nil {
+		var tl *blobs.TooLargeError
+		if errors.As(err, &tl) {
+			return s.reject(id)
+		}
+		return &core.Error{Kind: core.KindInvalid, Field: "body", Reason: fmt.Sprintf("upload interrupted: %v", err)}
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	b, err := w.Commit()
+	if err != nil {
+		return fmt.Errorf("upload asset %s: %w", id, err)
+	}
+	var out *core.Asset
+	var drop string
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return core.NotFound("asset %s not found", id)
+		}
+		if r.Status != core.AssetPending {
+			return core.Conflict("asset %s was confirmed while its bytes arrived", id)
+		}
+		if err := blobs.Ref(tx, b.Sum); err != nil {
+			return err
+		}
+		if r.SHA256 != "" {
+			left, err := blobs.Unref(tx, r.SHA256)
+			if err != nil {
+				return err
+			}
+			if left == 0 {
+				drop = r.SHA256
+			}
+		}
+		r.SHA256, r.Size, r.Rejected = b.Sum, b.Size, ""
+		r.UpdatedAt = s.cfg.Now().UTC()
+		out = &r.Asset
+		return putRecord(tx, r)
+	})
+	if err != nil {
+		s.removeIfUnreferenced(b.Sum)
+		return err
+	}
+	if drop != "" {
+		s.blobs.Remove(drop)
+	}
+	s.changed(*out)
+	return nil
+}
+
+// writerOnly hides a writer's other methods so io.CopyBuffer uses its Write.
+type writerOnly struct{ io.Writer }
+
+// reject remembers that the last PUT was over the limit (dropping earlier bytes) and
+// returns the 413 error.
+func (s *Service) reject(id string) error {
+	reason := s.tooLargeReason()
+	var drop string
+	s.blobMu.Lock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil || r == nil || r.Status != core.AssetPending {
+			return err
+		}
+		if r.SHA256 != "" {
+			left, err := blobs.Unref(tx, r.SHA256)
+			if err != nil {
+				return err
+			}
+			if left == 0 {
+				drop = r.SHA256
+			}
+		}
+		r.SHA256, r.Size, r.Rejected = "", 0, reason
+		r.UpdatedAt = s.cfg.Now().UTC()
+		return putRecord(tx, r)
+	})
+	if err == nil && drop != "" {
+		s.blobs.Remove(drop)
+	}
+	s.blobMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("upload asset %s: %w", id, err)
+	}
+	return &core.Error{Kind: core.KindTooLarge, Reason: reason}
+}
+
+// Confirm tells the store that owner's upload is complete: the asset moves to
+// validating and is queued for ingest in the same transaction. Confirming again
+// returns the asset as it is.
+func (s *Service) Confirm(owner, id string) (core.Asset, error) {
+	var a core.Asset
+	queued := false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		r, err := owned(tx, owner, id)
+		if err != nil {
+			return err
+		}
+		a = r.Asset
+		if r.Status != core.AssetPending {
+			return nil
+		}
+		if r.Kind != core.AssetUpload {
+			return core.Conflict("asset %s is an %s, not an upload", id, r.Kind)
+		}
+		if r.SHA256 == "" && r.Rejected == "" {
+			return core.Conflict("no bytes were uploaded for asset %s: PUT the file to its upload URL first", id)
+		}
+		r.Status = core.AssetValidating
+		r.UpdatedAt = s.cfg.Now().UTC()
+		if err := enqueue(tx, id); err != nil {
+			return err
+		}
+		a = r.Asset
+		queued = true
+		return putRecord(tx, r)
+	})
+	if err != nil {
+		return core.Asset{}, err
+	}
+	if queued {
+		s.signal()
+		s.changed(a)
+	}
+	return a, nil
+}
+
+// Add declares, uploads and confirms a file in one call, for the hot folders and the
+// command line, which hold the bytes themselves. A file over the size limit is still
+// confirmed, so its asset fails ingest with file_too_large like an API upload would.
+func (s *Service) Add(owner, filename, contentType string, body io.Reader) (core.Asset, error) {
+	a, _, err := s.Declare(owner, filename, contentType)
+	if err != nil {
+		return core.Asset{}, err
+	}
+	if err := s.Upload(a.ID, contentType, body); err != nil && core.KindOf(err) != core.KindTooLarge {
+		s.Delete(owner, a.ID)
+		return core.Asset{}, err
+	}
+	return s.Confirm(owner, a.ID)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1000*1000*1000 && n%(1000*1000*1000) == 0:
+		return fmt.Sprintf("%d GB", n/(1000*1000*1000))
+	case n >= 1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + " MB"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
