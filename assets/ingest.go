@@ -59,7 +59,7 @@ func (s *Service) runIngest(ctx context.Context, j job) {
 	if ctx.Err() != nil {
 		return
 	}
-	kind, w, h, thumb, fail := s.process(r)
+	kind, w, h, thumb, fail := s.process(r, info.Format)
 	if fail != nil {
 		s.finishFailed(j, fail.code, fail.reason)
 		return
@@ -145,7 +145,7 @@ func codecReason(err error) string {
 
 // process decodes the whole image (proving it readable), tells masks from images and
 // writes the thumbnail into an uncommitted blob.
-func (s *Service) process(r *record) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
+func (s *Service) process(r *record, format string) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
 	f, err := s.blobs.Open(r.SHA256)
 	if err != nil {
 		return "", 0, 0, nil, &failure{core.CodeUnreadable, "the uploaded bytes could not be read back"}
@@ -156,7 +156,7 @@ func (s *Service) process(r *record) (kind core.AssetKind, w, h int, thumb *blob
 		return "", 0, 0, nil, codecFailure(err)
 	}
 	kind = core.AssetUpload
-	if r.Format == codec.FormatPNG && isMask(img) {
+	if format == codec.FormatPNG && isMask(img) {
 		kind = core.AssetMask
 	}
 	thumb, err = s.writeThumbnail(img)
@@ -300,13 +300,14 @@ func (s *Service) Thumbnail(owner, id string) (File, error) {
 	return f, err
 }
 
-// makeThumbnail decodes a ready asset at thumbnail scale and stores its thumbnail.
+// makeThumbnail reads a ready asset at thumbnail scale (an embedded EXIF thumbnail or
+// a reduced decode) and stores its thumbnail.
 func (s *Service) makeThumbnail(id string, a core.Asset) (string, error) {
 	f, err := s.blobs.Open(a.SHA256)
 	if err != nil {
 		return "", core.NotFound("asset %s not found", id)
 	}
-	img, _, err := codec.Decode(f, a.Size, codec.DecodeOptions{MaxPixels: -1, ScaleToMaxEdge: s.cfg.ThumbnailEdge})
+	img, err := codec.Thumbnail(f, a.Size, s.cfg.ThumbnailEdge)
 	f.Close()
 	if err != nil {
 		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -301,12 +302,17 @@ func (s *Service) Add(owner, filename, contentType string, body io.Reader) (core
 	return s.Confirm(owner, a.ID)
 }
 
+// humanBytes writes a byte count in decimal units, as limits are configured.
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1000*1000*1000 && n%(1000*1000*1000) == 0:
-		return fmt.Sprintf("%d GB", n/(1000*1000*1000))
-	case n >= 1000*1000:
-		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + " MB"
+	units := []struct {
+		size float64
+		name string
+	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}}
+	for _, u := range units {
+		if float64(n) >= u.size {
+			v := math.Round(float64(n)/u.size*100) / 100
+			return strconv.FormatFloat(v, 'f', -1, 64) + " " + u.name
+		}
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -1,0 +1,139 @@
+package assets
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+const crashDirEnv = "PORCHLIGHT_ASSETS_CRASH_DIR"
+
+// TestCrashChild is the process TestCrashMidIngest kills: it queues two uploads and
+// stops the first in processing, announcing it on stdout, until it is killed.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("runs only as the child of TestCrashMidIngest")
+	}
+	db, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(db, dir, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.hookProcessing = func(ctx context.Context, id string) {
+		fmt.Printf("PROCESSING %s\n", id)
+		os.Stdout.Sync()
+		select {} // hold here until the parent kills the process
+	}
+	for _, name := range []string{"houses_109_bedroom.jpg", "houses_111_bedroom.jpg"} {
+		if _, err := s.Add(owner, name, "image/jpeg", bytes.NewReader(photo(t, "interiors", name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Serve(context.Background())
+}
+
+// A process killed (SIGKILL, no cleanup) in the middle of an ingest leaves the asset in
+// processing with its job queued; the next start finishes it, and the upload queued
+// behind it, and sweeps nothing that is referenced.
+func TestCrashMidIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var cut string
+	select {
+	case l := <-lines:
+		cut, _ = strings.CutPrefix(l, "PROCESSING ")
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child never reached processing")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if cut == "" {
+		t.Fatal("child did not announce the asset it stopped in")
+	}
+
+	// What the crash left: one asset in processing, both jobs still queued.
+	db, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued int
+	db.View(func(tx *bolt.Tx) error { queued = tx.Bucket(store.BucketIngest).Stats().KeyN; return nil })
+	db.Close()
+	if queued != 2 {
+		t.Fatalf("%d jobs queued after the crash, want 2", queued)
+	}
+
+	var changes []core.Asset
+	changed := make(chan core.Asset, 16)
+	e := openEnv(t, dir, Config{OnChange: func(a core.Asset) { changed <- a }}, nil)
+	a, err := e.s.Get(owner, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != core.AssetProcessing && a.Status != core.AssetValidating && a.Status != core.AssetReady {
+		t.Fatalf("cut asset is %s", a.Status)
+	}
+	ready := 0
+	deadline := time.After(60 * time.Second)
+	for ready < 2 {
+		select {
+		case c := <-changed:
+			changes = append(changes, c)
+			if c.Status == core.AssetReady {
+				ready++
+			}
+			if c.Status == core.AssetFailed {
+				t.Fatalf("asset %s failed after restart: %s %s", c.ID, c.Code, c.Reason)
+			}
+		case <-deadline:
+			t.Fatalf("after restart only %d assets became ready; changes %+v", ready, changes)
+		}
+	}
+	got := e.wait(cut)
+	if got.Width != 1024 || got.Status != core.AssetReady {
+		t.Fatalf("cut asset after restart: %+v", got)
+	}
+	e.db.View(func(tx *bolt.Tx) error { queued = tx.Bucket(store.BucketIngest).Stats().KeyN; return nil })
+	if queued != 0 {
+		t.Fatalf("%d jobs still queued", queued)
+	}
+	// Both uploads and both thumbnails are on disk, nothing else.
+	if n := countBlobs(t, dir); n != 4 {
+		t.Fatalf("%d blobs, want 4", n)
+	}
+}
