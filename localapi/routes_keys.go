@@ -1,0 +1,100 @@
+package localapi
+
+import (
+	"net/http"
+
+	"github.com/porchlight/porchlight/core"
+)
+
+// API key management: admins issue, list and revoke keys; every key can rotate
+// itself.
+func init() { addRouteGroup("keys", (*Server).keyRoutes) }
+
+type createKeyRequest struct {
+	Name  string     `json:"name" doc:"a label for people, 1 to 100 characters"`
+	Scope core.Scope `json:"scope,omitempty" doc:"standard (default) or admin"`
+}
+
+// issuedKey is a key record with its secret, which is shown this once.
+type issuedKey struct {
+	core.Key
+	Secret string `json:"key" doc:"the secret (sk-...); shown only in this answer"`
+}
+
+type rotatedKey struct {
+	UUID   string `json:"uuid"`
+	Name   string `json:"name"`
+	Secret string `json:"key" doc:"the new secret; the old one stopped working"`
+}
+
+type revokedKey struct {
+	UUID    string `json:"uuid"`
+	Revoked bool   `json:"revoked"`
+}
+
+func (s *Server) keyRoutes() {
+	s.handle(Route{
+		Method: http.MethodPost, Path: "/v1/api-keys", Access: AccessAdmin, Status: http.StatusCreated,
+		Summary:  "Issue an API key",
+		Request:  createKeyRequest{},
+		Response: issuedKey{},
+		Handle: func(r *http.Request) (int, any, error) {
+			var req createKeyRequest
+			if err := DecodeJSON(r, &req); err != nil {
+				return 0, nil, err
+			}
+			if req.Scope == "" {
+				req.Scope = core.ScopeStandard
+			}
+			k, secret, err := s.deps.Keys.Create(req.Name, req.Scope)
+			if err != nil {
+				return 0, nil, err
+			}
+			s.log.Info("api key issued", "uuid", k.UUID, "name", k.Name, "scope", k.Scope, "by", Owner(r))
+			return 0, issuedKey{Key: k, Secret: secret}, nil
+		},
+	})
+	s.handle(Route{
+		Method: http.MethodGet, Path: "/v1/api-keys", Access: AccessAdmin,
+		Summary:  "List API keys",
+		Response: []core.Key{},
+		Handle: func(*http.Request) (int, any, error) {
+			list, err := s.deps.Keys.List()
+			if err != nil {
+				return 0, nil, err
+			}
+			if list == nil {
+				list = []core.Key{}
+			}
+			return 0, list, nil
+		},
+	})
+	s.handle(Route{
+		Method: http.MethodDelete, Path: "/v1/api-keys/{uuid}", Access: AccessAdmin,
+		Summary:  "Revoke an API key",
+		Response: revokedKey{},
+		Errors:   []int{http.StatusNotFound},
+		Handle: func(r *http.Request) (int, any, error) {
+			id := PathVar(r, "uuid")
+			if err := s.deps.Keys.Revoke(id); err != nil {
+				return 0, nil, err
+			}
+			s.log.Info("api key revoked", "uuid", id, "by", Owner(r))
+			return 0, revokedKey{UUID: id, Revoked: true}, nil
+		},
+	})
+	s.handle(Route{
+		Method: http.MethodPost, Path: "/v1/api-keys/rotate",
+		Summary:     "Rotate the calling key",
+		Description: "Gives the calling key a new secret, shown once. The old secret stops working at once; the key keeps its uuid, name, scope and resources.",
+		Response:    rotatedKey{},
+		Handle: func(r *http.Request) (int, any, error) {
+			k, secret, err := s.deps.Keys.Rotate(Owner(r))
+			if err != nil {
+				return 0, nil, err
+			}
+			s.log.Info("api key rotated", "uuid", k.UUID)
+			return 0, rotatedKey{UUID: k.UUID, Name: k.Name, Secret: secret}, nil
+		},
+	})
+}

@@ -1,0 +1,207 @@
+// Package localapi serves the /v1 control plane over HTTP: authentication by API
+// key, the JSON envelope and error mapping, request budgets, loopback hygiene and
+// the OpenAPI document. Route groups live in their own files (routes_*.go) and
+// register through Server.handle, so each route carries its access rule, its
+// budget and its documentation in one place and the document cannot drift from
+// the router.
+package localapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/porchlight/porchlight/engine/keys"
+)
+
+// DefaultListen is the address the API binds when none is configured.
+const DefaultListen = "127.0.0.1:8787"
+
+// DefaultMaxBodyBytes bounds a JSON request body (413 above).
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config is how the server listens and behaves. The zero value is usable: it
+// binds DefaultListen with rate limits on and no CORS.
+type Config struct {
+	Listen      string            // host:port; DefaultListen when empty, "127.0.0.1:0" picks a free port
+	OnListening func(addr string) // called once the socket accepts connections, with the bound host:port
+
+	Logger *slog.Logger     // nil: slog.Default()
+	Clock  func() time.Time // nil: time.Now; drives rate limits
+
+	RateLimits RateLimits
+
+	// CORSOrigins lists browser origins ("http://localhost:3000") allowed to call the
+	// API; empty means no CORS headers at all.
+	CORSOrigins []string
+	// AllowedHosts adds Host header values ("porchlight.lan:8787") accepted besides the
+	// listen address and its loopback names, e.g. behind a reverse proxy.
+	AllowedHosts []string
+
+	MaxBodyBytes      int64         // JSON body limit; DefaultMaxBodyBytes when 0
+	ReadHeaderTimeout time.Duration // 10 s when 0
+	IdleTimeout       time.Duration // 120 s when 0
+	// RequestTimeout bounds reading the body and writing the answer of JSON routes
+	// (set per request, so streams are not cut); 60 s when 0.
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration // how long Serve waits for requests in flight; 10 s when 0
+}
+
+// Deps are the services the routes call. Keys is required; the rest may be nil
+// where the routes that need them are not wired.
+type Deps struct {
+	Keys *keys.Service
+	// Available reports whether a feature can run now (a model backend is
+	// configured for it); nil means features that need a backend are unavailable.
+	Available func(featureKey string) bool
+}
+
+// Server is the /v1 HTTP server.
+type Server struct {
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	now    func() time.Time
+	router *mux.Router
+	routes []*Route
+	limits *limiters
+	hosts  *hostCheck
+	cors   *corsPolicy
+
+	openapiJSON []byte
+
+	handler http.Handler
+
+	stopOnce sync.Once
+	stopping chan struct{}
+}
+
+// New builds the server and registers every route group. It fails on a
+// configuration it cannot honour rather than serving something else.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if deps.Keys == nil {
+		return nil, errors.New("localapi: Deps.Keys is required")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = 10 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 120 * time.Second
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 60 * time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, now: cfg.Clock, stopping: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	var err error
+	if s.hosts, err = newHostCheck(cfg.Listen, cfg.AllowedHosts); err != nil {
+		return nil, err
+	}
+	if s.cors, err = newCORSPolicy(cfg.CORSOrigins); err != nil {
+		return nil, err
+	}
+	s.limits = newLimiters(cfg.RateLimits, s.now)
+
+	s.router = mux.NewRouter()
+	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	s.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	})
+	for _, g := range routeGroups() {
+		g.register(s)
+	}
+	if err := s.mount(); err != nil {
+		return nil, err
+	}
+	if s.openapiJSON, err = s.buildOpenAPI(); err != nil {
+		return nil, fmt.Errorf("localapi: build openapi.json: %w", err)
+	}
+	s.handler = s.recoverPanics(s.hosts.middleware(s.cors.middleware(s.router)))
+	return s, nil
+}
+
+// Handler is the whole server as an http.Handler (for tests and embedding).
+// Without Serve the Host check accepts loopback names on the configured port, or
+// on any port when the configured port is 0.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Stopping is closed when the server begins shutting down; long-lived handlers
+// (event streams) end when it closes so the shutdown does not wait for them.
+func (s *Server) Stopping() <-chan struct{} { return s.stopping }
+
+// Serve listens on cfg.Listen, reports the bound address through OnListening and
+// serves until ctx ends, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("localapi: listen on %s: %w", s.cfg.Listen, err)
+	}
+	addr := ln.Addr().String()
+	s.hosts.bind(addr)
+
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		// ReadTimeout and WriteTimeout stay 0: JSON routes set per-request deadlines
+		// and streams (SSE, uploads of large files) set their own.
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:    func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	srv.RegisterOnShutdown(s.stop)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if s.cfg.OnListening != nil {
+		s.cfg.OnListening(addr)
+	}
+	s.log.Info("api listening", "addr", addr)
+
+	select {
+	case err := <-errc:
+		s.stop()
+		return fmt.Errorf("localapi: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("api shutdown timed out; closing connections", "err", err)
+		srv.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("localapi: serve: %w", serr)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("localapi: shutdown: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
