@@ -1,0 +1,80 @@
+# Porchlight build. `make run` and `make test` work on a fresh Debian machine with Go:
+# both run `setup` first, which installs the system packages the build needs.
+
+GO        ?= go
+BIN       ?= bin/porchlight
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/porchlight/porchlight/app.Version=$(VERSION)
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+TESTFLAGS ?= -timeout 40m
+
+# System packages: Fyne's GL/X11 headers, LibRaw, libjpeg-turbo, libwebp, OpenCV's
+# trained cascades, Xvfb for the window tests, exiftool and ImageMagick for fixtures.
+APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
+	libxinerama-dev libxi-dev libxxf86vm-dev libxkbcommon-dev \
+	libraw-dev libraw-bin libturbojpeg0-dev libjpeg62-turbo-dev libwebp-dev \
+	opencv-data xvfb xauth exiftool imagemagick
+
+# Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
+ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv
+
+.PHONY: setup build run serve test test-short bench bench-anchors fuzz vet fmt package clean
+
+setup: .setup-stamp
+.setup-stamp: Makefile
+	@missing=""; for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	$(GO) mod download
+	@touch $@
+
+build: setup
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+# Opens the window where a display exists; otherwise serves the API headless.
+run: build
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		exec ./$(BIN); \
+	else \
+		echo "No display found: running 'porchlight serve' (the API on loopback)."; \
+		echo "Get a key with: ./$(BIN) keys create --name me   (or set PORCHLIGHT_ADMIN_KEY=sk-... before starting)"; \
+		exec ./$(BIN) serve; \
+	fi
+
+serve: build
+	./$(BIN) serve
+
+test: setup
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) test $(TESTFLAGS) ./...
+
+test-short: setup
+	$(GO) test -short ./...
+
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-anchors: setup
+	@missing=""; for p in $(ANCHOR_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	bash scripts/bench-anchors.sh
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin dist .setup-stamp

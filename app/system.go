@@ -1,0 +1,78 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/porchlight/porchlight/engine/keys"
+	"github.com/porchlight/porchlight/engine/store"
+	"github.com/porchlight/porchlight/localapi"
+)
+
+// system is one running Porchlight: the database, the engine and the front doors
+// that the configuration enables, all supervised together.
+type system struct {
+	cfg  *Config
+	log  *slog.Logger
+	db   *store.DB
+	keys *keys.Service
+	api  *localapi.Server // nil when the API is off
+	sup  *Supervisor
+}
+
+// buildOptions say which front doors to start.
+type buildOptions struct {
+	api         bool
+	onListening func(addr string)
+}
+
+// buildSystem opens the data dir and wires every component. The caller runs
+// sys.sup.Serve and then sys.close.
+func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, err error) {
+	sys := &system{cfg: cfg, log: log, sup: NewSupervisor(log)}
+	defer func() {
+		if err != nil {
+			sys.close()
+		}
+	}()
+	if sys.db, err = store.Open(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	sys.keys = keys.New(sys.db)
+	if cfg.AdminKey != "" {
+		created, err := sys.keys.EnsureBootstrap(cfg.AdminKey)
+		if err != nil {
+			return nil, fmt.Errorf("admin key: %w", err)
+		}
+		if created {
+			log.Info("created the bootstrap admin key from the configured admin key")
+		}
+	}
+	sys.sup.Add("keys", sys.keys)
+
+	if opt.api {
+		sys.api, err = localapi.New(localapi.Config{
+			Listen:      cfg.Listen,
+			OnListening: opt.onListening,
+			Logger:      log,
+			RateLimits:  localapi.RateLimits{Disabled: !cfg.API.RateLimit},
+			CORSOrigins: cfg.API.CORSOrigins,
+		}, localapi.Deps{Keys: sys.keys})
+		if err != nil {
+			return nil, err
+		}
+		sys.sup.Add("api", sys.api)
+	}
+	return sys, nil
+}
+
+func (s *system) close() {
+	if s.keys != nil {
+		if err := s.keys.Flush(); err != nil {
+			s.log.Warn("flush key use times", "err", err)
+		}
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}
