@@ -1,0 +1,404 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/pipeline"
+	"github.com/porchlight/porchlight/engine/store"
+)
+
+// pollInterval is the dispatcher's safety net when no signal arrives.
+const pollInterval = 2 * time.Second
+
+// dispatch starts pending orders, oldest first, while a worker is free and the
+// oldest order's memory estimate fits the budget. Orders never overtake each other:
+// a big order waiting for memory is not starved by smaller ones behind it.
+func (e *Engine) dispatch(ctx context.Context) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		for e.freeWorker() {
+			l, err := e.next(ctx)
+			if err != nil {
+				e.log.Error("dispatch", "err", err)
+				break
+			}
+			if l == nil {
+				break
+			}
+			select {
+			case e.jobs <- l:
+			case <-ctx.Done():
+				e.requeue(l)
+				e.release(l)
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.wake:
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Engine) freeWorker() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inflight < e.cfg.Workers
+}
+
+// next claims the oldest pending order, expiring on the way those that are overdue or
+// lost an input. It returns nil when the queue is empty or the oldest order must wait
+// for memory.
+func (e *Engine) next(ctx context.Context) (*live, error) {
+	for {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		var head *record
+		err := e.db.View(func(tx *bolt.Tx) error {
+			k, v := store.Queue(tx, store.BucketQueuePending).Cursor().First()
+			if k == nil {
+				return nil
+			}
+			r, err := getRecord(tx, string(v))
+			if err != nil {
+				return err
+			}
+			if r == nil || r.Status != core.OrderPending || r.Seq != store.Btoi(k) {
+				return errDangling
+			}
+			head = r
+			return nil
+		})
+		if errors.Is(err, errDangling) {
+			// An entry that does not point at a pending order would block the queue
+			// forever; drop it.
+			e.log.Warn("dropping a queue entry without a pending order")
+			if err := e.dropDanglingHead(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if head == nil {
+			return nil, nil
+		}
+		if reason, code := e.expiryReason(head); reason != "" {
+			if err := e.expire(head.ID, code, reason); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		sizes, missing, err := e.inputSizes(head)
+		if err != nil {
+			return nil, err
+		}
+		if missing != "" {
+			if err := e.expire(head.ID, CodeInputDeleted, missing); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		est := e.pipe.EstimateMemory(head.Resolved, sizes)
+		if !e.admit(est) {
+			e.setWaiting(head, StageWaitingMemory)
+			return nil, nil
+		}
+		l, ok, err := e.claim(ctx, head.ID, sizes, est)
+		if err != nil || !ok {
+			e.unadmit(est)
+			if err != nil {
+				return nil, err
+			}
+			continue // cancelled meanwhile
+		}
+		return l, nil
+	}
+}
+
+var errDangling = errors.New("queue entry without a pending order")
+
+// dropDanglingHead removes the first queue/pending entry when it does not point at a
+// pending order.
+func (e *Engine) dropDanglingHead() error {
+	return e.db.Update(func(tx *bolt.Tx) error {
+		q := store.Queue(tx, store.BucketQueuePending)
+		k, v := q.Cursor().First()
+		if k == nil {
+			return nil
+		}
+		r, err := getRecord(tx, string(v))
+		if err != nil || r == nil || r.Status != core.OrderPending || r.Seq != store.Btoi(k) {
+			return q.Delete(k)
+		}
+		return nil
+	})
+}
+
+// inputSizes reads the dimensions of an order's inputs from their records. missing
+// explains the first input that no longer exists.
+func (e *Engine) inputSizes(r *record) (sizes []image.Point, missing string, err error) {
+	for i, id := range r.Inputs {
+		a, err := e.assets.Get(r.Owner, id)
+		if err != nil {
+			if core.KindOf(err) == core.KindNotFound {
+				return nil, fmt.Sprintf("inputs[%d] (%s) was deleted before the order started", i, id), nil
+			}
+			return nil, "", fmt.Errorf("look up inputs[%d] of order %s: %w", i, r.ID, err)
+		}
+		sizes = append(sizes, image.Pt(a.Width, a.Height))
+	}
+	if r.Resolved.GenEdit == catalog.GenMagicEraser && r.Resolved.Mask != "" {
+		if _, err := e.assets.Get(r.Owner, r.Resolved.Mask); err != nil {
+			if core.KindOf(err) == core.KindNotFound {
+				return nil, fmt.Sprintf("the mask (%s) was deleted before the order started", r.Resolved.Mask), nil
+			}
+			return nil, "", fmt.Errorf("look up the mask of order %s: %w", r.ID, err)
+		}
+	}
+	return sizes, "", nil
+}
+
+// admit reserves est bytes of the budget. An order bigger than the whole budget is
+// admitted when nothing else runs, so it is not starved forever.
+func (e *Engine) admit(est int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inflight > 0 && e.memUsed+est > e.cfg.MemoryBudget {
+		return false
+	}
+	e.memUsed += est
+	e.inflight++
+	return true
+}
+
+func (e *Engine) unadmit(est int64) {
+	e.mu.Lock()
+	e.memUsed -= est
+	e.inflight--
+	e.mu.Unlock()
+	e.signal()
+}
+
+func (e *Engine) setWaiting(r *record, stage string) {
+	e.mu.Lock()
+	prev, had := e.waiting[r.ID]
+	clear(e.waiting) // only the head of the queue waits for memory
+	e.waiting[r.ID] = stage
+	e.mu.Unlock()
+	if !had || prev != stage {
+		e.publishOrder(r.Order) // summaryOf lays the stage over it
+	}
+}
+
+// claim moves a pending order to running in one transaction and registers its live
+// state first, so a cancel committed right after finds the order's cancel func.
+func (e *Engine) claim(ctx context.Context, id string, sizes []image.Point, est int64) (*live, bool, error) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	l := &live{id: id, sizes: sizes, mem: est, ctx: lctx, cancel: cancel}
+	e.mu.Lock()
+	e.lives[id] = l
+	delete(e.waiting, id)
+	e.mu.Unlock()
+	claimed := false
+	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+		r, err := getRecord(tx, id)
+		if err != nil || r == nil || r.Status != core.OrderPending {
+			return err
+		}
+		r.Attempts++
+		r.Progress = 0
+		r.Stage = StageStarting
+		r.Error, r.ErrorCode = "", ""
+		if err := move(tx, r, core.OrderRunning, e.now()); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.rec = r.Order
+		l.mu.Unlock()
+		claimed = true
+		ob.order(r)
+		return nil
+	})
+	if err != nil || !claimed {
+		e.mu.Lock()
+		delete(e.lives, id)
+		e.mu.Unlock()
+		cancel(nil)
+		return nil, false, err
+	}
+	return l, true, nil
+}
+
+// worker processes claimed orders until ctx is done.
+func (e *Engine) worker(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-e.jobs:
+			e.process(l)
+		}
+	}
+}
+
+// release returns a finished order's memory and worker slot.
+func (e *Engine) release(l *live) {
+	l.cancel(nil)
+	e.mu.Lock()
+	if e.lives[l.id] == l {
+		delete(e.lives, l.id)
+	}
+	e.memUsed -= l.mem
+	e.inflight--
+	e.mu.Unlock()
+	e.signal()
+}
+
+// process runs one claimed order and records its outcome.
+func (e *Engine) process(l *live) {
+	defer e.release(l)
+	l.mu.Lock()
+	rec := l.rec
+	l.mu.Unlock()
+	req := pipeline.Request{
+		OrderID: rec.ID, Owner: rec.Owner, Inputs: rec.Inputs, Options: rec.Resolved,
+		Sizes: l.sizes, Assets: e.pipelineAssets(),
+	}
+	res, err := e.runPipeline(l, req)
+	switch {
+	case err == nil:
+		e.complete(l, res)
+	case l.ctx.Err() != nil && errors.Is(context.Cause(l.ctx), errOrderCancelled):
+		// Already cancelled in the database; nothing to record.
+	case l.ctx.Err() != nil:
+		e.requeue(l) // shutting down: run it again on the next start
+	default:
+		e.fail(l, pipeline.CodeOf(err), err.Error())
+	}
+}
+
+// runPipeline runs the pipeline, turning a panic outside the steps into an error.
+func (e *Engine) runPipeline(l *live, req pipeline.Request) (res pipeline.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("order crashed", "order", l.id, "panic", fmt.Sprint(r))
+			err = pipeline.Errorf(pipeline.CodeInternal, "processing failed unexpectedly (an internal error): %v", r)
+		}
+	}()
+	return e.pipe.Run(l.ctx, req, func(p pipeline.Progress) { e.progress(l, p) })
+}
+
+// progress publishes a running order's progress, coalesced by the bus. Percent never
+// goes backwards within a run, even when a re-estimate would say so.
+func (e *Engine) progress(l *live, p pipeline.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.settled {
+		return
+	}
+	pct := math.Round(p.Percent*10) / 10
+	l.rec.Progress = max(l.rec.Progress, min(pct, 99.9))
+	l.rec.Stage = p.Stage
+	eta := int(math.Ceil(p.ETA.Seconds()))
+	l.rec.ETASeconds = &eta
+	e.bus.PublishCoalesced(l.id, core.Event{
+		Type: core.EventOrder, Owner: l.rec.Owner, OrderID: l.id, BatchID: l.rec.BatchID, Data: l.rec.Summary(),
+	})
+}
+
+// complete attaches the output when the order is still running. When a cancel
+// committed first, the output is not attached and is removed again.
+func (e *Engine) complete(l *live, res pipeline.Result) {
+	attached := false
+	var owner string
+	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+		r, err := getRecord(tx, l.id)
+		if err != nil || r == nil || r.Status != core.OrderRunning {
+			return err
+		}
+		owner = r.Owner
+		r.OutputID = res.Output.ID
+		r.Recipes = catalog.RecipesFor(r.Resolved, len(r.Inputs))
+		r.Notes = res.Notes
+		r.Progress = 100
+		r.Stage = StageCompleted
+		r.Error, r.ErrorCode = "", ""
+		if err := move(tx, r, core.OrderCompleted, e.now()); err != nil {
+			return err
+		}
+		attached = true
+		ob.order(r)
+		return nil
+	})
+	if err != nil {
+		e.log.Error("record completed order", "order", l.id, "err", err)
+		return
+	}
+	if !attached && res.Output.ID != "" {
+		if d, ok := e.assets.(assetDeleter); ok {
+			if owner == "" {
+				owner = res.Output.Owner
+			}
+			if err := d.Delete(owner, res.Output.ID); err != nil && core.KindOf(err) != core.KindNotFound {
+				e.log.Warn("remove the output of a cancelled order", "order", l.id, "asset", res.Output.ID, "err", err)
+			}
+		}
+	}
+}
+
+// fail records a failure when the order is still running.
+func (e *Engine) fail(l *live, code, reason string) {
+	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+		r, err := getRecord(tx, l.id)
+		if err != nil || r == nil || r.Status != core.OrderRunning {
+			return err
+		}
+		r.Error, r.ErrorCode = reason, code
+		r.Stage = StageFailed
+		if err := move(tx, r, core.OrderFailed, e.now()); err != nil {
+			return err
+		}
+		ob.order(r)
+		return nil
+	})
+	if err != nil {
+		e.log.Error("record failed order", "order", l.id, "err", err)
+	}
+}
+
+// requeue puts an order interrupted by shutdown back at its place in the queue; the
+// interrupted start does not count as an attempt.
+func (e *Engine) requeue(l *live) {
+	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+		r, err := getRecord(tx, l.id)
+		if err != nil || r == nil || r.Status != core.OrderRunning {
+			return err
+		}
+		r.Attempts = max(r.Attempts-1, 0)
+		r.Progress = 0
+		r.Stage = StageQueued
+		if err := move(tx, r, core.OrderPending, e.now()); err != nil {
+			return err
+		}
+		ob.order(r)
+		return nil
+	})
+	if err != nil {
+		e.log.Error("requeue interrupted order", "order", l.id, "err", err)
+	}
+}

@@ -1,0 +1,230 @@
+// Package engine is Porchlight's order engine: durable orders and batches in bbolt,
+// the order state machine, the queue, workers with memory-aware admission, expiry,
+// crash recovery and the event bus. The three front doors (the HTTP API, the desktop
+// window and hot folders) call only this package's Engine.
+//
+// Every state change is one bbolt transaction together with the order record and its
+// queue entry; events are published only after the transaction committed. Progress of
+// running orders is kept in memory (it is recomputed after a restart anyway) and
+// overlaid on the stored record when a summary is read.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/events"
+	"github.com/porchlight/porchlight/engine/pipeline"
+	"github.com/porchlight/porchlight/engine/store"
+)
+
+// AssetStore is what the engine needs of the asset store (assets.Service implements
+// it): ownership-checked lookups for validation, reading inputs, and the one output
+// per order.
+type AssetStore interface {
+	// Get returns owner's asset, core.NotFound when missing or another key's.
+	Get(owner, id string) (core.Asset, error)
+	// Open opens a ready asset's bytes, whoever owns it.
+	Open(id string) (assets.File, core.Asset, error)
+	// CreateOutput stores an order's output; idempotent per order.
+	CreateOutput(owner, orderID, format string, write func(io.Writer) error) (core.Asset, error)
+}
+
+// assetDeleter is implemented by stores that can remove an asset; the engine uses it
+// to drop an output whose order was cancelled while the output was being written.
+type assetDeleter interface {
+	Delete(owner, id string) error
+}
+
+// Defaults of Config.
+const (
+	DefaultPendingTTL     = 24 * time.Hour
+	DefaultIdempotencyTTL = 24 * time.Hour
+	DefaultMaxAttempts    = 3
+	DefaultMemoryFraction = 0.6
+	DefaultSweepInterval  = time.Minute
+)
+
+// Config tunes the engine. The zero value means every default.
+type Config struct {
+	// Workers is the number of orders processed at once (default GOMAXPROCS/2, at
+	// least 1). Each order's pixel work is itself spread over all cores.
+	Workers int
+	// MemoryBudget is the bytes all running orders may use together, by their
+	// estimates. 0 takes MemoryFraction of MemAvailable (/proc/meminfo) at start.
+	MemoryBudget int64
+	// MemoryFraction is the share of available memory used when MemoryBudget is 0
+	// (default 0.6).
+	MemoryFraction float64
+	// PendingTTL is how long an order may stay pending before it expires (default 24h).
+	PendingTTL time.Duration
+	// IdempotencyTTL is how long an Idempotency-Key is remembered (default 24h).
+	IdempotencyTTL time.Duration
+	// MaxAttempts is how many times an order may start; an order interrupted that
+	// often (the process died while it ran) fails instead of starting again (default 3).
+	MaxAttempts int
+	// SweepInterval is how often pending orders are checked for expiry (default 1m).
+	SweepInterval time.Duration
+	// Pipeline runs the orders; nil builds one with pipeline.Config{}.
+	Pipeline *pipeline.Pipeline
+	// Bus carries the events; nil creates one with events.Config{}.
+	Bus *events.Bus
+	// Now is the clock; tests inject one to expire orders.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if c.MemoryFraction <= 0 || c.MemoryFraction > 1 {
+		c.MemoryFraction = DefaultMemoryFraction
+	}
+	if c.MemoryBudget <= 0 {
+		c.MemoryBudget = defaultBudget(c.MemoryFraction)
+	}
+	if c.PendingTTL <= 0 {
+		c.PendingTTL = DefaultPendingTTL
+	}
+	if c.IdempotencyTTL <= 0 {
+		c.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Pipeline == nil {
+		c.Pipeline = pipeline.New(pipeline.Config{Logger: c.Logger})
+	}
+	if c.Bus == nil {
+		c.Bus = events.New(events.Config{})
+	}
+	return c
+}
+
+// Engine runs orders. Create it with New, run it with Serve.
+type Engine struct {
+	db     *store.DB
+	assets AssetStore
+	cfg    Config
+	pipe   *pipeline.Pipeline
+	bus    *events.Bus
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	lives    map[string]*live  // claimed orders, by id
+	waiting  map[string]string // pending order id -> stage shown while it waits ("waiting for memory")
+	memUsed  int64             // estimates of the claimed orders
+	inflight int               // claimed orders (sent to or held by a worker)
+
+	wake    chan struct{} // something changed that may let the dispatcher start an order
+	jobs    chan *live
+	batchMu sync.Mutex // serialises batch events so aggregates never go backwards
+	serving atomic.Bool
+}
+
+// live is an order a worker holds: its in-memory progress and its cancel func.
+type live struct {
+	id    string
+	sizes []image.Point
+	mem   int64
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	rec     core.Order // the record as claimed, progress fields kept current
+	settled bool       // a terminal event was published; no more progress goes out
+}
+
+// errOrderCancelled is the cause of a running order's context when it was cancelled.
+var errOrderCancelled = errors.New("order cancelled")
+
+// New opens the engine on db. Orders that were running when the process stopped go
+// back to pending (or fail after MaxAttempts starts).
+func New(db *store.DB, assets AssetStore, cfg Config) (*Engine, error) {
+	if db == nil || assets == nil {
+		return nil, errors.New("engine: New needs a database and an asset store")
+	}
+	cfg = cfg.withDefaults()
+	e := &Engine{
+		db: db, assets: assets, cfg: cfg, pipe: cfg.Pipeline, bus: cfg.Bus, log: cfg.Logger,
+		lives:   map[string]*live{},
+		waiting: map[string]string{},
+		wake:    make(chan struct{}, 1),
+		jobs:    make(chan *live, cfg.Workers),
+	}
+	if err := e.recoverInterrupted(); err != nil {
+		return nil, fmt.Errorf("engine: recover interrupted orders: %w", err)
+	}
+	return e, nil
+}
+
+// Events returns the event bus.
+func (e *Engine) Events() *events.Bus { return e.bus }
+
+// Pipeline returns the pipeline, so the composition root can register feature steps
+// and the catalog can ask which features are available.
+func (e *Engine) Pipeline() *pipeline.Pipeline { return e.pipe }
+
+// MemoryBudget returns the admission budget in bytes.
+func (e *Engine) MemoryBudget() int64 { return e.cfg.MemoryBudget }
+
+// Serve runs the workers, the dispatcher and the expiry sweeper until ctx is done.
+// Orders running at that moment go back to pending and run again on the next start.
+func (e *Engine) Serve(ctx context.Context) error {
+	if !e.serving.CompareAndSwap(false, true) {
+		return errors.New("engine: Serve is already running")
+	}
+	defer e.serving.Store(false)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 0; i < e.cfg.Workers; i++ {
+		g.Go(func() error { return e.worker(gctx) })
+	}
+	g.Go(func() error { return e.dispatch(gctx) })
+	g.Go(func() error { return e.sweeper(gctx) })
+	err := g.Wait()
+	// Jobs claimed but never picked up by a worker go back to the queue.
+	for {
+		select {
+		case l := <-e.jobs:
+			e.requeue(l)
+			e.release(l)
+		default:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+func (e *Engine) signal() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }

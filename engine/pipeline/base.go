@@ -1,0 +1,180 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
+)
+
+// baseSteps are the steps every order runs.
+func baseSteps(cfg Config) []Step {
+	return []Step{
+		{Name: StepDecode, Cost: 0.08, Memory: 8, Run: decodeStep(cfg)},
+		{Name: StepResolutionCap, Cost: 0.02, Memory: bytesPerPixel, Run: capStep(cfg)},
+		{Name: StepEncode, Cost: 0.06, Memory: 8, Run: encodeStep(cfg)},
+	}
+}
+
+// decodeStep decodes every input into a linear-light 3-channel frame: orientation
+// applied and colour converted by the codec, alpha flattened over white (deliveries
+// are photos; JPEG has no alpha). Brackets of one scene must share one size.
+func decodeStep(cfg Config) func(ctx context.Context, j *Job) error {
+	return func(ctx context.Context, j *Job) error {
+		j.Frames = make([]Frame, 0, len(j.Inputs))
+		for i, id := range j.Inputs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f, err := decodeInput(cfg, j.Assets, i, id)
+			if err != nil {
+				return err
+			}
+			j.Frames = append(j.Frames, f)
+			j.Progress(float64(i+1) / float64(len(j.Inputs)))
+		}
+		first := j.Frames[0].Image
+		for i, f := range j.Frames[1:] {
+			if !imaging.SameSize(first, f.Image) {
+				return Errorf(CodeMismatchedInputs,
+					"the brackets of one scene must have the same size: inputs[0] is %dx%d, inputs[%d] is %dx%d",
+					first.W(), first.H(), i+1, f.Image.W(), f.Image.H())
+			}
+		}
+		// The middle bracket is the usual reference exposure; merge may choose another.
+		ref := j.Frames[len(j.Frames)/2]
+		j.Meta = ref.Meta
+		if len(j.Frames) == 1 {
+			j.Image = first
+		}
+		return nil
+	}
+}
+
+func decodeInput(cfg Config, assets Assets, i int, id string) (Frame, error) {
+	b, err := assets.OpenAsset(id)
+	if err != nil {
+		switch core.KindOf(err) {
+		case core.KindNotFound, core.KindConflict:
+			return Frame{}, &Error{Code: CodeInputUnavailable, Err: err,
+				Reason: fmt.Sprintf("inputs[%d] (%s) is no longer available: %v", i, id, err)}
+		}
+		return Frame{}, fmt.Errorf("open inputs[%d] (%s): %w", i, id, err)
+	}
+	defer b.Close()
+	img, meta, err := codec.Decode(b, b.Size(), codec.DecodeOptions{MaxPixels: cfg.MaxPixels})
+	if err != nil {
+		var ce *codec.Error
+		if errors.As(err, &ce) {
+			return Frame{}, &Error{Code: CodeUnreadableInput, Err: err,
+				Reason: fmt.Sprintf("inputs[%d] (%s) could not be decoded: %v", i, id, err)}
+		}
+		return Frame{}, fmt.Errorf("decode inputs[%d] (%s): %w", i, id, err)
+	}
+	if img.W() == 0 || img.H() == 0 {
+		return Frame{}, Errorf(CodeUnreadableInput, "inputs[%d] (%s) has no pixels", i, id)
+	}
+	return Frame{AssetID: id, Image: toRGB(img), Meta: meta}, nil
+}
+
+// toRGB returns img with 3 channels: alpha is composited over white in linear light,
+// gray is spread to RGB. A 3-channel image is returned as it is.
+func toRGB(img *imaging.Image) *imaging.Image {
+	if img.C == 3 {
+		return img
+	}
+	w, h, c := img.W(), img.H(), img.C
+	out := imaging.New(w, h, 3)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			src, dst := img.Row(y), out.Row(y)
+			for x := 0; x < w; x++ {
+				s, d := src[x*c:x*c+c], dst[x*3:x*3+3:x*3+3]
+				switch c {
+				case 1:
+					d[0], d[1], d[2] = s[0], s[0], s[0]
+				case 2: // gray + alpha
+					a := min(max(s[1], 0), 1)
+					v := s[0]*a + (1 - a)
+					d[0], d[1], d[2] = v, v, v
+				default:
+					a := float32(1)
+					if c >= 4 {
+						a = min(max(s[3], 0), 1)
+					}
+					d[0] = s[0]*a + (1 - a)
+					d[1] = s[1]*a + (1 - a)
+					d[2] = s[2]*a + (1 - a)
+				}
+			}
+		}
+	})
+	return out
+}
+
+// capStep fits the working image within the resolution cap (gamma-correct Lanczos in
+// linear light), never enlarging.
+func capStep(cfg Config) func(ctx context.Context, j *Job) error {
+	return func(ctx context.Context, j *Job) error {
+		if j.Image == nil {
+			return Errorf(CodeInternal, "no working image before the resolution cap")
+		}
+		w, h := j.Image.W(), j.Image.H()
+		nw, nh := imaging.FitWithin(w, h, cfg.MaxEdge)
+		if nw == w && nh == h {
+			return nil
+		}
+		j.Image = imaging.Resize(j.Image, nw, nh)
+		j.Note(fmt.Sprintf("resolution cap: %dx%d reduced to %dx%d (longest edge %d)", w, h, nw, nh, cfg.MaxEdge))
+		return nil
+	}
+}
+
+// encodeStep writes the delivery file in the order's format and quality through the
+// asset store, carrying the reference input's metadata (GPS dropped unless the
+// config keeps it).
+func encodeStep(cfg Config) func(ctx context.Context, j *Job) error {
+	return func(ctx context.Context, j *Job) error {
+		if j.Image == nil {
+			return Errorf(CodeInternal, "no working image to encode")
+		}
+		meta := j.Meta
+		meta.Orientation = 0 // the pixels are already upright
+		opt := codec.EncodeOptions{Format: j.Options.Format, Quality: j.Options.Quality, Meta: &meta, KeepGPS: cfg.KeepGPS}
+		out, err := j.Assets.CreateOutput(j.Owner, j.OrderID, j.Options.Format, func(w io.Writer) error {
+			return codec.Encode(w, j.Image, opt)
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return Wrap(CodeOutputFailed, err, "writing the result")
+		}
+		j.Output = out
+		return nil
+	}
+}
+
+// CheckMask decodes asset id as an erase mask, for validating an order's mask that
+// ingest did not already recognise as one.
+func CheckMask(assets Assets, id string) error {
+	b, err := assets.OpenAsset(id)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	m, err := codec.DecodeMask(b, b.Size())
+	if err != nil {
+		return err
+	}
+	for _, v := range m.Pix {
+		if v > 0.5 {
+			return nil
+		}
+	}
+	return errors.New("it marks nothing to erase")
+}

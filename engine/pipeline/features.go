@@ -1,0 +1,8 @@
+package pipeline
+
+// builtinFeatureSteps are the feature steps implemented in-process by this build.
+// Steps whose algorithm package is not part of the build yet are absent, so orders
+// that need them fail with feature_unavailable.
+func builtinFeatureSteps() []Step {
+	return nil
+}

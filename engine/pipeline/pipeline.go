@@ -1,0 +1,415 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
+)
+
+// Blob is an opened asset.
+type Blob interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// Assets is what the pipeline needs of the asset store: reading inputs and writing
+// the one output of an order.
+type Assets interface {
+	// OpenAsset opens a ready asset's bytes.
+	OpenAsset(id string) (Blob, error)
+	// CreateOutput stores the output of orderID, written by write; it is idempotent
+	// per order, so a restarted order never creates a second output.
+	CreateOutput(owner, orderID, format string, write func(io.Writer) error) (core.Asset, error)
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxEdge = 8192
+)
+
+// Config tunes the pipeline. The zero value means every default.
+type Config struct {
+	MaxEdge   int   // resolution cap: longest edge of the output in pixels (never enlarges)
+	MaxPixels int64 // decode refuses inputs with more pixels (0: codec's default)
+	KeepGPS   bool  // outputs keep the source's GPS position (dropped by default)
+	Logger    *slog.Logger
+	// Timings is the cost model; nil starts an empty one.
+	Timings *Timings
+	// ReportEvery is the least gap between two progress reports within a step
+	// (default 100ms); step boundaries are always reported.
+	ReportEvery time.Duration
+}
+
+// Pipeline holds the registered steps and the cost model. It is safe for concurrent
+// use by many orders.
+type Pipeline struct {
+	cfg     Config
+	timings *Timings
+	mu      sync.RWMutex
+	steps   map[string]Step
+}
+
+// New returns a pipeline with the base steps and every feature step this build
+// implements in-process. Feature steps that need configuration (model backends) are
+// added with Register.
+func New(cfg Config) *Pipeline {
+	if cfg.MaxEdge <= 0 {
+		cfg.MaxEdge = DefaultMaxEdge
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ReportEvery <= 0 {
+		cfg.ReportEvery = 100 * time.Millisecond
+	}
+	t := cfg.Timings
+	if t == nil {
+		t = NewTimings(0)
+	}
+	p := &Pipeline{cfg: cfg, timings: t, steps: map[string]Step{}}
+	for _, s := range baseSteps(cfg) {
+		p.mustRegister(s)
+	}
+	for _, s := range builtinFeatureSteps() {
+		p.mustRegister(s)
+	}
+	return p
+}
+
+func (p *Pipeline) mustRegister(s Step) {
+	if err := p.Register(s); err != nil {
+		panic(err)
+	}
+}
+
+// Register adds or replaces the step for s.Name, which must be one of the Step
+// constants.
+func (p *Pipeline) Register(s Step) error {
+	sl, _, ok := slotOf(s.Name)
+	if !ok {
+		return fmt.Errorf("pipeline: unknown step %q", s.Name)
+	}
+	if s.Run == nil {
+		return fmt.Errorf("pipeline: step %q has no Run", s.Name)
+	}
+	if s.Stage == "" {
+		s.Stage = sl.stage
+	}
+	if s.Cost <= 0 {
+		s.Cost = defaultCost
+	}
+	if s.Memory < 0 {
+		s.Memory = 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.steps[s.Name] = s
+	return nil
+}
+
+// Has reports whether a step is registered.
+func (p *Pipeline) Has(name string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	_, ok := p.steps[name]
+	return ok
+}
+
+// Timings returns the cost model.
+func (p *Pipeline) Timings() *Timings { return p.timings }
+
+// FeatureAvailable reports whether every step of a catalog feature is registered,
+// for the catalog's `available` field.
+func (p *Pipeline) FeatureAvailable(featureKey string) bool {
+	need := map[string][]string{
+		catalog.FeatureEnhancer:       {StepPerspective, StepTone},
+		catalog.FeatureAutoHDR:        {StepAlign, StepMerge},
+		catalog.FeatureSkyReplacement: {StepSky},
+		catalog.FeaturePrivacyBlur:    {StepPrivacy},
+		catalog.FeatureIndoorStaging:  {StepIndoorStaging},
+		catalog.FeatureOutdoorStaging: {StepOutdoorStaging},
+		catalog.FeatureMessCleaner:    {StepMessCleaner},
+		catalog.FeatureDeclutter:      {StepDeclutter},
+		catalog.FeatureMagicEraser:    {StepMagicEraser},
+	}[featureKey]
+	if need == nil {
+		return false
+	}
+	for _, n := range need {
+		if !p.Has(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// stepNames lists the steps an order with these settings runs, in pipeline order.
+func stepNames(r core.Resolved, inputs int) []string {
+	names := []string{StepDecode}
+	if inputs > 1 {
+		if r.Align {
+			names = append(names, StepAlign)
+		}
+		names = append(names, StepMerge)
+	}
+	if r.GenEdit == catalog.GenMagicEraser {
+		names = append(names, StepMagicEraser)
+	}
+	if r.Perspective {
+		names = append(names, StepPerspective)
+	}
+	if r.Tonecraft {
+		names = append(names, StepTone)
+	}
+	if r.Sky {
+		names = append(names, StepSky)
+	}
+	switch r.GenEdit {
+	case catalog.GenIndoorStaging:
+		names = append(names, StepIndoorStaging)
+	case catalog.GenOutdoorStaging:
+		names = append(names, StepOutdoorStaging)
+	case catalog.GenMessCleaner:
+		names = append(names, StepMessCleaner)
+	case catalog.GenDeclutterLocal:
+		names = append(names, StepDeclutter)
+	}
+	if r.Privacy {
+		names = append(names, StepPrivacy)
+	}
+	return append(names, StepResolutionCap, StepEncode)
+}
+
+// Plan returns the steps an order runs, in order, or an *UnavailableError naming the
+// first feature it needs that is not registered.
+func (p *Pipeline) Plan(r core.Resolved, inputs int) ([]Step, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []Step
+	for _, n := range stepNames(r, inputs) {
+		s, ok := p.steps[n]
+		if !ok {
+			sl, _, _ := slotOf(n)
+			return nil, &UnavailableError{Step: n, Feature: sl.feature, Backend: sl.needsBackend}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Bytes per pixel of a decoded 3-channel float32 image.
+const bytesPerPixel = 12
+
+// defaultMemory is assumed for a step that is not registered (or declares none).
+const defaultMemory = 24
+
+// defaultCost is the seconds per megapixel assumed for a step never measured.
+const defaultCost = 0.05
+
+// EstimateMemory returns the peak bytes an order with these settings and inputs of
+// these sizes is expected to need: the decoded frames held until the merge, one
+// working image after it, plus the largest working memory of the steps at that point.
+func (p *Pipeline) EstimateMemory(r core.Resolved, sizes []image.Point) int64 {
+	var px int64
+	for _, s := range sizes {
+		px = max(px, int64(s.X)*int64(s.Y))
+	}
+	n := int64(len(sizes))
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var peak int64
+	merged := n <= 1
+	for _, name := range stepNames(r, len(sizes)) {
+		mem := float64(defaultMemory)
+		if s, ok := p.steps[name]; ok {
+			mem = s.Memory
+		}
+		held := px * bytesPerPixel
+		if !merged {
+			held *= n
+		}
+		if name == StepMerge {
+			merged = true
+		}
+		peak = max(peak, held+int64(mem*float64(px)))
+	}
+	return peak
+}
+
+// Request is one order to run.
+type Request struct {
+	OrderID string
+	Owner   string
+	Inputs  []string
+	Options core.Resolved
+	// Sizes are the inputs' dimensions from their asset records, for the estimates
+	// made before the inputs are decoded.
+	Sizes []image.Point
+	// Assets reads the inputs and stores the output.
+	Assets Assets
+}
+
+// Progress is a progress report for the whole order.
+type Progress struct {
+	Step    string
+	Stage   string
+	Percent float64       // 0..100
+	ETA     time.Duration // expected time left
+}
+
+// Result is what a successful run produced.
+type Result struct {
+	Output core.Asset
+	Notes  []string
+	Steps  []string // names of the steps that ran, in order
+}
+
+// Run runs the order's steps. report (may be nil) receives progress from the calling
+// goroutine. A step that panics fails the order with CodeInternal instead of taking
+// the process down. When ctx is done Run returns ctx's error as soon as the running
+// step returns.
+func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) (Result, error) {
+	steps, err := p.Plan(req.Options, len(req.Inputs))
+	if err != nil {
+		return Result{}, err
+	}
+	if req.Assets == nil {
+		return Result{}, fmt.Errorf("pipeline: request has no asset store")
+	}
+	if len(req.Inputs) == 0 {
+		return Result{}, Errorf(CodeInputUnavailable, "the order has no inputs")
+	}
+	j := &Job{OrderID: req.OrderID, Owner: req.Owner, Options: req.Options,
+		Inputs: append([]string(nil), req.Inputs...), Assets: req.Assets}
+
+	var framePx int64
+	for _, s := range req.Sizes {
+		framePx = max(framePx, int64(s.X)*int64(s.Y))
+	}
+	n := len(req.Inputs)
+	est := make([]time.Duration, len(steps))
+	estimate := func() {
+		for i, s := range steps {
+			est[i], _ = p.timings.Estimate(s.Name, stepMegapixels(s.Name, framePx, n), s.Cost)
+		}
+	}
+	estimate()
+
+	var names []string
+	for i, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		mp := stepMegapixels(s.Name, framePx, n)
+		start := time.Now()
+		var last time.Time
+		emit := func(frac float64, force bool) {
+			if report == nil {
+				return
+			}
+			now := time.Now()
+			if !force && now.Sub(last) < p.cfg.ReportEvery {
+				return
+			}
+			last = now
+			report(progressAt(steps, est, i, frac, now.Sub(start)))
+		}
+		j.progress = func(frac float64) { emit(min(max(frac, 0), 1), false) }
+		emit(0, true)
+
+		if err := p.runStep(ctx, s, j); err != nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			return Result{}, err
+		}
+		p.timings.Observe(s.Name, mp, time.Since(start))
+		names = append(names, s.Name)
+		if s.Name == StepDecode && len(j.Frames) > 0 {
+			// Actual sizes can differ from the records' (RAW develops); re-estimate.
+			framePx = int64(j.Frames[0].Image.W()) * int64(j.Frames[0].Image.H())
+			estimate()
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		emit(1, true)
+	}
+	if j.Output.ID == "" {
+		return Result{}, Errorf(CodeInternal, "the pipeline finished without an output")
+	}
+	return Result{Output: j.Output, Notes: j.Notes(), Steps: names}, nil
+}
+
+// stepMegapixels is the size a step works on: every frame until the merge, one
+// working image after it.
+func stepMegapixels(step string, framePx int64, frames int) float64 {
+	mp := float64(framePx) / 1e6
+	switch step {
+	case StepDecode, StepAlign, StepMerge:
+		return mp * float64(frames)
+	}
+	return mp
+}
+
+// progressAt weighs finished steps, the running one at frac and the rest by their
+// expected durations. While the running step overruns its estimate, the time it has
+// taken so far stands in for its estimate.
+func progressAt(steps []Step, est []time.Duration, cur int, frac float64, elapsed time.Duration) Progress {
+	var total, done time.Duration
+	for i, d := range est {
+		if i == cur {
+			d = max(d, elapsed)
+		}
+		total += d
+		if i < cur {
+			done += d
+		}
+	}
+	curEst := max(est[cur], elapsed)
+	done += time.Duration(frac * float64(curEst))
+	pct := 0.0
+	if total > 0 {
+		pct = 100 * float64(done) / float64(total)
+	}
+	left := total - done
+	if frac > 0.1 && elapsed > 0 {
+		// The running step's own pace beats the model once it has one.
+		paced := time.Duration(float64(elapsed) * (1 - frac) / frac)
+		left += paced - time.Duration((1-frac)*float64(curEst))
+	}
+	return Progress{Step: steps[cur].Name, Stage: steps[cur].Stage, Percent: min(max(pct, 0), 100), ETA: max(left, 0)}
+}
+
+// runStep runs one step, turning a panic into an internal error and bare errors into
+// errors that name the feature.
+func (p *Pipeline) runStep(ctx context.Context, s Step, j *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sl, _, _ := slotOf(s.Name)
+			p.cfg.Logger.Error("pipeline step panicked", "step", s.Name, "order", j.OrderID,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = Errorf(CodeInternal, "%s failed unexpectedly (an internal error): %v", sl.feature, r)
+		}
+	}()
+	err = s.Run(ctx, j)
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) || ctx.Err() != nil {
+		return err
+	}
+	sl, _, _ := slotOf(s.Name)
+	return Wrap(CodeStepFailed, err, sl.feature)
+}

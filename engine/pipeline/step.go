@@ -1,0 +1,140 @@
+// Package pipeline runs one order's recipe: an ordered list of named steps over a
+// float32 linear-light image. The base steps (decode and normalise each input,
+// resolution cap, delivery encode) run on every order; feature steps (bracket
+// alignment and merge, magic eraser, perspective, tone, sky, generative edits,
+// privacy blur) are registered by the packages that implement them. An order that
+// needs a step this build has not registered fails with a clear error naming the
+// feature (code feature_unavailable) instead of silently skipping it.
+//
+// Progress and the time left are derived from each step's measured cost: the
+// pipeline keeps a moving average of seconds per megapixel per step and weighs the
+// steps of an order with it, so a slow merge counts for more than a fast encode.
+package pipeline
+
+import (
+	"context"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
+)
+
+// Step names, in pipeline order (DESIGN: decode -> align -> merge -> magic eraser ->
+// perspective -> tone -> sky -> generative edit -> privacy -> resolution cap -> encode).
+const (
+	StepDecode         = "decode"
+	StepAlign          = "align"
+	StepMerge          = "merge"
+	StepMagicEraser    = "magic_eraser"
+	StepPerspective    = "perspective"
+	StepTone           = "tone"
+	StepSky            = "sky"
+	StepIndoorStaging  = "indoor_staging"
+	StepOutdoorStaging = "outdoor_staging"
+	StepMessCleaner    = "mess_cleaner"
+	StepDeclutter      = "declutter_local"
+	StepPrivacy        = "privacy"
+	StepResolutionCap  = "resolution_cap"
+	StepEncode         = "encode"
+)
+
+// slot describes a position of the pipeline: the feature it belongs to (for error
+// messages), the stage shown while it runs, and defaults used before a step exists.
+type slot struct {
+	name         string
+	feature      string // as people name it: "sky replacement"
+	stage        string
+	needsBackend bool // generative steps run on a model backend the config names
+}
+
+// slots is the pipeline order.
+var slots = []slot{
+	{name: StepDecode, feature: "decoding", stage: "decoding inputs"},
+	{name: StepAlign, feature: "auto HDR (bracket alignment)", stage: "aligning brackets"},
+	{name: StepMerge, feature: "auto HDR (bracket merge)", stage: "merging brackets"},
+	{name: StepMagicEraser, feature: "magic eraser", stage: "erasing"},
+	{name: StepPerspective, feature: "perspective correction", stage: "correcting perspective"},
+	{name: StepTone, feature: "tonecraft", stage: "applying tone"},
+	{name: StepSky, feature: "sky replacement", stage: "replacing sky"},
+	{name: StepIndoorStaging, feature: "indoor staging", stage: "staging", needsBackend: true},
+	{name: StepOutdoorStaging, feature: "outdoor staging", stage: "staging", needsBackend: true},
+	{name: StepMessCleaner, feature: "mess cleaner", stage: "cleaning", needsBackend: true},
+	{name: StepDeclutter, feature: "declutter", stage: "decluttering", needsBackend: true},
+	{name: StepPrivacy, feature: "privacy blur", stage: "blurring private details"},
+	{name: StepResolutionCap, feature: "resolution cap", stage: "resizing"},
+	{name: StepEncode, feature: "delivery encode", stage: "encoding"},
+}
+
+func slotOf(name string) (slot, int, bool) {
+	for i, s := range slots {
+		if s.name == name {
+			return s, i, true
+		}
+	}
+	return slot{}, -1, false
+}
+
+// Step is one registered step.
+type Step struct {
+	// Name is one of the Step constants; it fixes the step's place in the pipeline.
+	Name string
+	// Stage is shown as progressStage while the step runs; empty takes the slot's.
+	Stage string
+	// Cost is the expected seconds per megapixel before any run was measured; it
+	// weighs the step in progress and ETA until measurements replace it.
+	Cost float64
+	// Memory is the step's peak working memory in bytes per pixel of the working
+	// image, beyond the images the job already holds (used for admission).
+	Memory float64
+	// Run does the work. It reads and replaces Job.Image (or Job.Frames before the
+	// merge), reports progress through Job.Progress and should return soon after ctx
+	// is done. Errors of bad input are *Error with a code; anything else counts as
+	// the step failing.
+	Run func(ctx context.Context, j *Job) error
+}
+
+// Frame is one decoded input.
+type Frame struct {
+	AssetID string
+	Image   *imaging.Image
+	Meta    codec.Meta
+}
+
+// Job is the state one order's steps share.
+type Job struct {
+	OrderID string
+	Owner   string
+	Options core.Resolved
+	Inputs  []string // input asset ids, in order
+
+	// Frames are the decoded inputs. With more than one, align and merge turn them
+	// into Image; with one, Image is Frames[0].Image from the start.
+	Frames []Frame
+	// Image is the working image (linear light, 3 channels).
+	Image *imaging.Image
+	// Meta is the metadata the output carries: the reference input's.
+	Meta codec.Meta
+
+	// Assets opens other assets the order names (the magic eraser's mask).
+	Assets Assets
+
+	// Output is the asset the encode step wrote.
+	Output core.Asset
+
+	notes    []string
+	progress func(frac float64)
+}
+
+// Note records something a step decided not to do or did differently, shown to
+// people with the order (e.g. "perspective: too little vertical structure").
+func (j *Job) Note(s string) { j.notes = append(j.notes, s) }
+
+// Notes returns the notes recorded so far.
+func (j *Job) Notes() []string { return append([]string(nil), j.notes...) }
+
+// Progress reports how far (0..1) the running step is.
+func (j *Job) Progress(frac float64) {
+	if j.progress != nil {
+		j.progress(frac)
+	}
+}

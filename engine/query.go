@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/store"
+)
+
+// Stages shown in progressStage outside the pipeline's own.
+const (
+	StageQueued        = "queued"
+	StageWaitingMemory = "waiting for memory"
+	StageStarting      = "starting"
+)
+
+// summaryOf is the public view of o with the in-memory progress of a running order
+// or the waiting reason of a pending one laid over the stored record.
+func (e *Engine) summaryOf(o core.Order) core.OrderSummary {
+	switch o.Status {
+	case core.OrderRunning:
+		e.mu.Lock()
+		l := e.lives[o.ID]
+		e.mu.Unlock()
+		if l != nil {
+			l.mu.Lock()
+			o.Progress, o.Stage, o.ETASeconds = l.rec.Progress, l.rec.Stage, l.rec.ETASeconds
+			l.mu.Unlock()
+		}
+	case core.OrderPending:
+		e.mu.Lock()
+		if st, ok := e.waiting[o.ID]; ok {
+			o.Stage = st
+		}
+		e.mu.Unlock()
+	}
+	return o.Summary()
+}
+
+// Order returns owner's order id.
+func (e *Engine) Order(owner, id string) (core.OrderSummary, error) {
+	var o core.Order
+	err := e.db.View(func(tx *bolt.Tx) error {
+		r, err := ownedRecord(tx, owner, id)
+		if err != nil {
+			return err
+		}
+		o = r.Order
+		return nil
+	})
+	if err != nil {
+		return core.OrderSummary{}, err
+	}
+	return e.summaryOf(o), nil
+}
+
+// OrderRecord returns owner's full order record (options as given and resolved), for
+// the window and the command line.
+func (e *Engine) OrderRecord(owner, id string) (core.Order, error) {
+	var o core.Order
+	err := e.db.View(func(tx *bolt.Tx) error {
+		r, err := ownedRecord(tx, owner, id)
+		if err != nil {
+			return err
+		}
+		o = r.Order
+		return nil
+	})
+	return o, err
+}
+
+// Batch returns owner's batch id with its scene summaries.
+func (e *Engine) Batch(owner, id string) (core.BatchAggregate, error) {
+	var agg core.BatchAggregate
+	err := e.db.View(func(tx *bolt.Tx) error {
+		b, err := ownedBatch(tx, owner, id)
+		if err != nil {
+			return err
+		}
+		agg, err = e.aggregate(tx, b)
+		return err
+	})
+	return agg, err
+}
+
+// aggregate counts the batch's scenes inside tx.
+func (e *Engine) aggregate(tx *bolt.Tx, b *core.Batch) (core.BatchAggregate, error) {
+	scenes := make([]core.OrderSummary, 0, len(b.Orders))
+	for _, id := range b.Orders {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return core.BatchAggregate{}, err
+		}
+		if r == nil {
+			continue
+		}
+		scenes = append(scenes, e.summaryOf(r.Order))
+	}
+	return core.Aggregate(b, scenes), nil
+}
+
+// Running returns owner's running orders (the account feed's opening snapshot).
+func (e *Engine) Running(owner string) []core.OrderSummary {
+	var out []core.OrderSummary
+	err := e.db.View(func(tx *bolt.Tx) error {
+		c := store.Queue(tx, store.BucketQueueRunning).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			r, err := getRecord(tx, string(k))
+			if err != nil {
+				return err
+			}
+			if r != nil && r.Owner == owner && r.Status == core.OrderRunning {
+				out = append(out, e.summaryOf(r.Order))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.log.Error("list running orders", "err", err)
+	}
+	return out
+}
+
+// Orders returns owner's orders, newest first, at most limit (0: all), for the window
+// and the command line.
+func (e *Engine) Orders(owner string, limit int) ([]core.OrderSummary, error) {
+	var recs []core.Order
+	err := e.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(store.BucketOwnerOrders).Cursor()
+		prefix := []byte(owner + "/")
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			r, err := getRecord(tx, string(k[len(prefix):]))
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				recs = append(recs, r.Order)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Newest first; ties in id order so the listing is stable.
+	slices.SortFunc(recs, func(a, b core.Order) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if limit > 0 && len(recs) > limit {
+		recs = recs[:limit]
+	}
+	out := make([]core.OrderSummary, len(recs))
+	for i, o := range recs {
+		out[i] = e.summaryOf(o)
+	}
+	return out, nil
+}
