@@ -100,14 +100,13 @@ func TestCrashMidIngest(t *testing.T) {
 
 	var changes []core.Asset
 	changed := make(chan core.Asset, 16)
-	e := openEnv(t, dir, Config{OnChange: func(a core.Asset) { changed <- a }}, nil)
-	a, err := e.s.Get(owner, cut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Status != core.AssetProcessing && a.Status != core.AssetValidating && a.Status != core.AssetReady {
-		t.Fatalf("cut asset is %s", a.Status)
-	}
+	e := openEnv(t, dir, Config{OnChange: func(a core.Asset) { changed <- a }}, func(s *Service) {
+		// Before the workers start: the state exactly as the crash left it.
+		a, err := s.Get(owner, cut)
+		if err != nil || a.Status != core.AssetProcessing {
+			t.Fatalf("cut asset after the crash: %s %v, want processing", a.Status, err)
+		}
+	})
 	ready := 0
 	deadline := time.After(60 * time.Second)
 	for ready < 2 {

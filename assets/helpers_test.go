@@ -29,7 +29,7 @@ func (c *clock) install(cfg *Config) *clock { cfg.Now = c.Now; return c }
 // env is a service on a real bbolt file with its workers running and its storage
 // handler behind a real HTTP server on 127.0.0.1.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	db   *store.DB
 	s    *Service
@@ -37,12 +37,12 @@ type env struct {
 	stop func()
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	return openEnv(t, t.TempDir(), cfg, nil)
 }
 
-func openEnv(t *testing.T, dir string, cfg Config, prepare func(*Service)) *env {
+func openEnv(t testing.TB, dir string, cfg Config, prepare func(*Service)) *env {
 	t.Helper()
 	db, err := store.Open(dir)
 	if err != nil {

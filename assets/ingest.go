@@ -192,48 +192,6 @@ func isMask(img *imaging.Image) bool {
 	return transparent
 }
 
-// writeThumbnail encodes a JPEG of img fitted within ThumbnailEdge, carrying no
-// metadata. Alpha is composited over mid grey so masks and cut-outs stay visible.
-func (s *Service) writeThumbnail(img *imaging.Image) (*blobs.Writer, error) {
-	tw, th := imaging.FitWithin(img.W(), img.H(), s.cfg.ThumbnailEdge)
-	t := img
-	if tw != img.W() || th != img.H() {
-		t = imaging.Resize(img, tw, th)
-	}
-	if t.C == 4 {
-		t = overGrey(t)
-	}
-	w, err := s.blobs.Create(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := codec.Encode(w, t, codec.EncodeOptions{Format: codec.FormatJPEG, Quality: thumbnailQuality}); err != nil {
-		w.Abort()
-		return nil, err
-	}
-	return w, nil
-}
-
-// greyLinear is 50 % sRGB grey in linear light.
-const greyLinear = 0.2140
-
-// overGrey composites a 4-channel image over mid grey into a new 3-channel image.
-func overGrey(src *imaging.Image) *imaging.Image {
-	dst := imaging.New(src.W(), src.H(), 3)
-	imaging.Bands(src.H(), func(_, y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			s, d := src.Row(y), dst.Row(y)
-			for x := 0; x < src.W(); x++ {
-				a := min(max(s[x*4+3], 0), 1)
-				for c := 0; c < 3; c++ {
-					d[x*3+c] = s[x*4+c]*a + greyLinear*(1-a)
-				}
-			}
-		}
-	})
-	return dst
-}
-
 // finishReady commits the thumbnail and settles the asset as ready in one
 // transaction with its dequeue.
 func (s *Service) finishReady(j job, kind core.AssetKind, w, h int, thumb *blobs.Writer) {
