@@ -107,8 +107,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type testEnv struct {
 	t      *testing.T
@@ -122,6 +126,7 @@ type testEnv struct {
 	client *http.Client
 	cancel context.CancelFunc
 	done   chan error
+	doc    docValidator
 }
 
 const adminSecret = "sk-test-admin-0123456789abcdef"
@@ -262,6 +267,7 @@ func (e *testEnv) do(method, path, key string, body any, opts ...reqOpt) *resp {
 		}
 	}
 	checkEnvelope(e.t, method, path, r)
+	e.doc.check(e.t, e.srv.openapiJSON, req, r)
 	return r
 }
 

@@ -153,9 +153,15 @@ func (b *schemaBuilder) object(t reflect.Type) (Schema, error) {
 				}
 				s["enum"] = vals
 			}
+			omitted := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+			switch ft.Kind() {
+			case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+				if !omitted { // encoding/json writes a nil one as null
+					s = nullable(s)
+				}
+			}
 			props[name] = s
-			optional := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") || ft.Kind() == reflect.Pointer
-			if !optional {
+			if !omitted && ft.Kind() != reflect.Pointer {
 				required = append(required, name)
 			}
 		}
@@ -188,6 +194,25 @@ func (b *schemaBuilder) componentName(t reflect.Type) string {
 		}
 		name = fmt.Sprintf("%s%d", base, i)
 	}
+}
+
+// nullable lets s also be null.
+func nullable(s Schema) Schema {
+	switch t := s["type"].(type) {
+	case string:
+		s["type"] = []any{t, "null"}
+		return s
+	case nil:
+		if _, ref := s["$ref"]; ref {
+			return Schema{"anyOf": []any{s, Schema{"type": "null"}}}
+		}
+		if len(s) == 0 {
+			// Any JSON value. Spelled out rather than {} so validators that read
+			// {} as "not null" (kin-openapi's legacy visitor) agree with the schema.
+			return Schema{"type": []any{"string", "number", "boolean", "array", "object", "null"}}
+		}
+	}
+	return s
 }
 
 func clone(s Schema) Schema {
