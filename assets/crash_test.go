@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,5 +135,30 @@ func TestCrashMidIngest(t *testing.T) {
 	// Both uploads and both thumbnails are on disk, nothing else.
 	if n := countBlobs(t, dir); n != 4 {
 		t.Fatalf("%d blobs, want 4", n)
+	}
+}
+
+// A panic while one asset is processed fails that asset only; the worker goes on.
+func TestPanicFailsOnlyItsAsset(t *testing.T) {
+	var victim atomic.Value
+	victim.Store("")
+	e := openEnv(t, t.TempDir(), Config{Workers: 1}, func(s *Service) {
+		s.hookProcessing = func(ctx context.Context, id string) {
+			if id == victim.Load().(string) {
+				panic("decoder bug")
+			}
+		}
+	})
+	data := photo(t, "interiors", "houses_162_bedroom.jpg")
+	a, _, _ := e.s.Declare(owner, "a.jpg", "image/jpeg")
+	victim.Store(a.ID)
+	e.s.Upload(a.ID, "image/jpeg", bytes.NewReader(data))
+	e.s.Confirm(owner, a.ID)
+	b, _ := e.s.Add(owner, "b.jpg", "image/jpeg", bytes.NewReader(data))
+	if got := e.wait(a.ID); got.Status != core.AssetFailed || got.Code != core.CodeUnreadable || !strings.Contains(got.Reason, "decoder bug") {
+		t.Fatalf("panicking asset: %+v", got)
+	}
+	if got := e.wait(b.ID); got.Status != core.AssetReady {
+		t.Fatalf("asset after the panic: %+v", got)
 	}
 }

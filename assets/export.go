@@ -180,6 +180,10 @@ func (s *Service) runExport(ctx context.Context, j job) {
 	if ctx.Err() != nil {
 		return
 	}
+	if err := w.Close(); err != nil {
+		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the export failed: %v", err))
+		return
+	}
 	s.blobMu.Lock()
 	b, err := w.Commit()
 	if err != nil {

@@ -48,7 +48,8 @@ func (s *Service) serveStorage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) serveUpload(w http.ResponseWriter, r *http.Request, id string) {
-	if err := s.upload(id, r.Header.Get("Content-Type"), r.Body, r.ContentLength); err != nil {
+	b, err := s.upload(id, r.Header.Get("Content-Type"), r.Body, r.ContentLength)
+	if err != nil {
 		if core.KindOf(err) == core.KindTooLarge {
 			// Stop reading the rest of an oversized body.
 			w.Header().Set("Connection", "close")
@@ -56,14 +57,9 @@ func (s *Service) serveUpload(w http.ResponseWriter, r *http.Request, id string)
 		writeCoreError(w, err)
 		return
 	}
-	a, err := s.Lookup(id)
-	if err != nil {
-		writeCoreError(w, err)
-		return
-	}
-	w.Header().Set("ETag", `"`+a.SHA256+`"`)
+	w.Header().Set("ETag", `"`+b.Sum+`"`)
 	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
-		"assetId": a.ID, "size": a.Size, "sha256": a.SHA256, "status": a.Status,
+		"assetId": id, "size": b.Size, "sha256": b.Sum, "status": core.AssetPending,
 	}})
 }
 

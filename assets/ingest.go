@@ -195,6 +195,10 @@ func isMask(img *imaging.Image) bool {
 // finishReady commits the thumbnail and settles the asset as ready in one
 // transaction with its dequeue.
 func (s *Service) finishReady(j job, kind core.AssetKind, w, h int, thumb *blobs.Writer) {
+	if err := thumb.Close(); err != nil {
+		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the thumbnail failed: %v", err))
+		return
+	}
 	s.blobMu.Lock()
 	tb, err := thumb.Commit()
 	if err != nil {
@@ -275,6 +279,9 @@ func (s *Service) makeThumbnail(id string, a core.Asset) (string, error) {
 		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
 	}
 	defer w.Abort()
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
+	}
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	tb, err := w.Commit()

@@ -44,6 +44,9 @@ func (s *Service) CreateOutput(owner, orderID, format string, write func(w io.Wr
 	if err := write(w); err != nil {
 		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
 	}
+	if err := w.Close(); err != nil {
+		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
+	}
 	s.blobMu.Lock()
 	b, err := w.Commit()
 	if err != nil {

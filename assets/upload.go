@@ -109,7 +109,8 @@ func (s *Service) DownloadURL(owner, id string) (string, int, error) {
 // into a blob while hashing and enforcing the size limit. contentType must be the
 // declared one. A second Upload before Confirm replaces the first.
 func (s *Service) Upload(id, contentType string, body io.Reader) error {
-	return s.upload(id, contentType, body, -1)
+	_, err := s.upload(id, contentType, body, -1)
+	return err
 }
 
 // tooLarge is the 413 answer, and the reason ingest reports for the asset.
@@ -117,7 +118,7 @@ func (s *Service) tooLargeReason() string {
 	return fmt.Sprintf("the file is larger than the upload limit of %s", humanBytes(s.cfg.MaxUploadBytes))
 }
 
-func (s *Service) upload(id, contentType string, body io.Reader, length int64) error {
+func (s *Service) upload(id, contentType string, body io.Reader, length int64) (blobs.Blob, error) {
 	var declared string
 	err := s.db.View(func(tx *bolt.Tx) error {
 		r, err := getRecord(tx, id)
@@ -137,37 +138,40 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) e
 		return nil
 	})
 	if err != nil {
-		return err
+		return blobs.Blob{}, err
 	}
 	got := mediaType(contentType)
 	if got != declared {
 		if got == "" {
 			got = "none"
 		}
-		return &core.Error{Kind: core.KindUnsupported, Field: "Content-Type",
+		return blobs.Blob{}, &core.Error{Kind: core.KindUnsupported, Field: "Content-Type",
 			Reason: fmt.Sprintf("must be the declared %s, got %s", declared, got)}
 	}
 	if length > s.cfg.MaxUploadBytes {
-		return s.reject(id)
+		return blobs.Blob{}, s.reject(id)
 	}
 	w, err := s.blobs.Create(s.cfg.MaxUploadBytes)
 	if err != nil {
-		return fmt.Errorf("upload asset %s: %w", id, err)
+		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
 	}
 	defer w.Abort()
 	buf := make([]byte, 256<<10)
 	if _, err := io.CopyBuffer(writerOnly{w}, body, buf); err != nil {
 		var tl *blobs.TooLargeError
 		if errors.As(err, &tl) {
-			return s.reject(id)
+			return blobs.Blob{}, s.reject(id)
 		}
-		return &core.Error{Kind: core.KindInvalid, Field: "body", Reason: fmt.Sprintf("upload interrupted: %v", err)}
+		return blobs.Blob{}, &core.Error{Kind: core.KindInvalid, Field: "body", Reason: fmt.Sprintf("upload interrupted: %v", err)}
+	}
+	if err := w.Close(); err != nil { // fsync before taking the lock
+		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
 	}
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	b, err := w.Commit()
 	if err != nil {
-		return fmt.Errorf("upload asset %s: %w", id, err)
+		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
 	}
 	var out *core.Asset
 	var drop string
@@ -201,13 +205,13 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) e
 	})
 	if err != nil {
 		s.removeIfUnreferenced(b.Sum)
-		return err
+		return blobs.Blob{}, err
 	}
 	if drop != "" {
 		s.blobs.Remove(drop)
 	}
 	s.changed(*out)
-	return nil
+	return b, nil
 }
 
 // writerOnly hides a writer's other methods so io.CopyBuffer uses its Write.

@@ -102,13 +102,14 @@ func (s *Store) Remove(sum string) error {
 
 // Writer streams bytes into a temporary file while hashing them.
 type Writer struct {
-	s     *Store
-	f     *os.File
-	h     hash.Hash
-	n     int64
-	limit int64 // 0: none
-	err   error
-	done  bool
+	s      *Store
+	f      *os.File
+	h      hash.Hash
+	n      int64
+	limit  int64 // 0: none
+	err    error
+	closed bool // synced and closed
+	done   bool // committed or aborted
 }
 
 // Create starts a new blob. limit > 0 caps its size: a Write that would pass it fails
@@ -125,6 +126,9 @@ func (s *Store) Create(limit int64) (*Writer, error) {
 func (w *Writer) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
+	}
+	if w.closed {
+		return 0, errors.New("write to a closed blob")
 	}
 	if w.limit > 0 && w.n+int64(len(p)) > w.limit {
 		w.err = &TooLargeError{Limit: w.limit}
@@ -149,8 +153,33 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.done = true
-	w.f.Close()
+	if !w.closed {
+		w.f.Close()
+	}
 	os.Remove(w.f.Name())
+}
+
+// Close makes the written bytes durable (fsync) and closes the temporary file; no
+// more can be written. Commit closes too, but calling Close first keeps a long fsync
+// out of whatever lock the caller holds around Commit. Closing twice is harmless.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.closed = true
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		w.err = fmt.Errorf("sync blob: %w", err)
+		return w.err
+	}
+	if err := w.f.Close(); err != nil {
+		w.err = fmt.Errorf("close blob: %w", err)
+		return w.err
+	}
+	return nil
 }
 
 // Blob names committed bytes.
@@ -171,18 +200,13 @@ func (w *Writer) Commit() (Blob, error) {
 		w.Abort()
 		return Blob{}, w.err
 	}
+	if err := w.Close(); err != nil {
+		w.Abort()
+		return Blob{}, err
+	}
 	w.done = true
 	name := w.f.Name()
 	b := Blob{Sum: hex.EncodeToString(w.h.Sum(nil)), Size: w.n}
-	if err := w.f.Sync(); err != nil {
-		w.f.Close()
-		os.Remove(name)
-		return Blob{}, fmt.Errorf("sync blob: %w", err)
-	}
-	if err := w.f.Close(); err != nil {
-		os.Remove(name)
-		return Blob{}, fmt.Errorf("close blob: %w", err)
-	}
 	final := w.s.Path(b.Sum)
 	if _, err := os.Stat(final); err == nil {
 		os.Remove(name)
