@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,8 +82,9 @@ func newEnv(t testing.TB, dir string, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ecfg engine.Config
-	pcfg := pipeline.Config{}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ecfg := engine.Config{Logger: quiet}
+	pcfg := pipeline.Config{Logger: quiet}
 	for _, o := range opts {
 		o(&ecfg, &pcfg)
 	}
@@ -352,3 +355,5 @@ func (c *collector) stop() []core.Event {
 	<-c.done
 	return c.evs
 }
+
+func eventsFor(owner string) events.Filter { return events.Filter{Owner: owner} }

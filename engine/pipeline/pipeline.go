@@ -125,6 +125,14 @@ func (p *Pipeline) Has(name string) bool {
 	return ok
 }
 
+// Step returns the registered step name, so a caller can wrap it.
+func (p *Pipeline) Step(name string) (Step, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	s, ok := p.steps[name]
+	return s, ok
+}
+
 // Timings returns the cost model.
 func (p *Pipeline) Timings() *Timings { return p.timings }
 
@@ -277,7 +285,8 @@ type Result struct {
 // Run runs the order's steps. report (may be nil) receives progress from the calling
 // goroutine. A step that panics fails the order with CodeInternal instead of taking
 // the process down. When ctx is done Run returns ctx's error as soon as the running
-// step returns.
+// step returns, except after the final step stored the output: then it reports
+// success and the caller decides whether the output still counts.
 func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) (Result, error) {
 	steps, err := p.Plan(req.Options, len(req.Inputs))
 	if err != nil {
@@ -340,7 +349,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 			framePx = int64(j.Frames[0].Image.W()) * int64(j.Frames[0].Image.H())
 			estimate()
 		}
-		if err := ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil && i < len(steps)-1 {
 			return Result{}, err
 		}
 		emit(1, true)
