@@ -26,6 +26,8 @@ type header struct {
 	// rotated: the decoder itself applies the orientation (HEIF transforms, RAW flip),
 	// and width/height are already the displayed size.
 	rotated bool
+	// profileDone: the decoder already converted to sRGB primaries with the profile.
+	profileDone bool
 }
 
 func readHead(r io.ReaderAt, size int64) ([]byte, error) {
@@ -138,7 +140,7 @@ func (h *header) decode(r io.ReaderAt, size int64, opt DecodeOptions) (*imaging.
 	if err != nil {
 		return nil, err
 	}
-	if h.profile != nil && h.model != "cmyk" {
+	if h.profile != nil && profileFits(h.profile, h.model) && !h.profileDone {
 		h.profile.ToSRGB(img)
 	}
 	if !h.rotated {

@@ -400,7 +400,7 @@ func decodeHEIC(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 	if err != nil {
 		return nil, unreadable(err, "decoding HEIC")
 	}
-	img := imaging.FromImage(m, true)
+	img := fromGoImage(m, h)
 	if img.W() != h.width || img.H() != h.height {
 		return nil, unreadable(nil, "HEIC decoded to %dx%d, its header says %dx%d", img.W(), img.H(), h.width, h.height)
 	}

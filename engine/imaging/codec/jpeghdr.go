@@ -105,9 +105,6 @@ func scanJPEG(r io.ReaderAt, size int64) (*jpegHeader, error) {
 			if marker == 0xC3 || marker == 0xC7 || marker == 0xCB || marker == 0xCF {
 				return nil, unsupported("lossless JPEG is not supported")
 			}
-			if marker >= 0xC9 {
-				return nil, unsupported("arithmetic-coded JPEG is not supported")
-			}
 			if h.width == 0 || h.height == 0 {
 				return nil, unreadable(nil, "JPEG frame header says %dx%d", h.width, h.height)
 			}

@@ -111,5 +111,5 @@ func decodePNG(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 	if err != nil {
 		return nil, unreadable(err, "decoding PNG")
 	}
-	return imaging.FromImage(m, true), nil
+	return fromGoImage(m, h), nil
 }

@@ -1,17 +1,145 @@
 package codec
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"io"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec/raw"
 )
 
-type rawHeader struct{}
+// rawHeader keeps the file bytes LibRaw parsed, so decoding does not read them again.
+type rawHeader struct {
+	data []byte
+	info raw.Info
+}
+
+// libraw flip codes to EXIF orientations.
+var flipOrientation = map[int]int{0: 1, 3: 3, 5: 8, 6: 6}
 
 func probeRaw(r io.ReaderAt, size int64, kind string) (*header, error) {
-	return nil, unsupported("camera RAW (%s) decoding is not available yet", kind)
+	data, err := readAll(r, size)
+	if err != nil {
+		return nil, err
+	}
+	in, err := raw.Probe(data)
+	var le *raw.Error
+	switch {
+	case errors.As(err, &le) && le.Unsupported():
+		return nil, unsupported("this %s camera RAW is not supported by LibRaw", kind)
+	case errors.Is(err, raw.ErrNoImage):
+		return nil, unreadable(err, "the %s file holds no image", kind)
+	case err != nil:
+		return nil, unreadable(err, "reading %s headers", kind)
+	}
+	h := &header{width: in.Width, height: in.Height, bitDepth: 16, model: "rgb", rotated: true,
+		raw: &rawHeader{data: data, info: in}}
+	h.orientation = flipOrientation[in.Flip]
+
+	// EXIF straight from the file where the format is TIFF-structured or embeds a JPEG;
+	// LibRaw's parse fills what that leaves empty.
+	br := bytes.NewReader(data)
+	switch kind {
+	case "raf":
+		if len(data) > 92 {
+			off, n := int64(binary.BigEndian.Uint32(data[84:])), int64(binary.BigEndian.Uint32(data[88:]))
+			if off > 0 && n > 0 && off+n <= size {
+				if jh, err := scanJPEG(io.NewSectionReader(br, off, n), n); err == nil && jh.exifOff > 0 {
+					exifMeta(br, off+jh.exifOff, jh.exifLen, &h.meta)
+				}
+			}
+		}
+	case "cr3":
+		cr3Meta(br, size, &h.meta)
+	case "crw":
+	default:
+		exifMeta(br, 0, size, &h.meta)
+	}
+	m := &h.meta
+	fill := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	fill(&m.Make, in.Make)
+	fill(&m.Model, in.Model)
+	fill(&m.LensModel, in.Lens)
+	fill(&m.Artist, in.Artist)
+	fillF := func(dst *float64, v float64) {
+		if *dst == 0 && v > 0 {
+			*dst = v
+		}
+	}
+	fillF(&m.ISO, in.ISO)
+	fillF(&m.ExposureTime, in.Shutter)
+	fillF(&m.FNumber, in.Aperture)
+	fillF(&m.FocalLength, in.FocalLength)
+	if m.DateTimeOriginal.IsZero() {
+		m.DateTimeOriginal = in.Time
+	}
+	m.Orientation = h.orientation
+	return h, nil
 }
 
 func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Image, error) {
-	return nil, unsupported("camera RAW decoding is not available yet")
+	data := h.raw.data
+	half := scaleTo > 0 && max(h.width, h.height)/2 >= scaleTo
+	dev, _, err := raw.Develop(data, half)
+	if err != nil {
+		if errors.Is(err, raw.ErrNoImage) {
+			return nil, unreadable(err, "the %s file holds no decodable image", h.rawKind)
+		}
+		return nil, unreadable(err, "developing %s", h.rawKind)
+	}
+	img := imaging.New(dev.Width, dev.Height, 3)
+	shortsToLinear(dev.Pix, 3, img, linearIdentity16())
+	h.profileDone = true
+	return img, nil
+}
+
+// cr3Meta reads the EXIF of a Canon CR3: TIFF streams in the CMT1 (IFD0), CMT2 (EXIF
+// IFD) and CMT4 (GPS IFD) boxes of the moov/uuid box.
+func cr3Meta(r io.ReaderAt, size int64, m *Meta) {
+	top, err := bmffBoxes(r, 0, size)
+	if err != nil {
+		return
+	}
+	moov, ok := findBox(top, "moov")
+	if !ok {
+		return
+	}
+	kids, err := bmffBoxes(r, moov.start, moov.end)
+	if err != nil {
+		return
+	}
+	for _, k := range kids {
+		if k.typ != "uuid" || k.end-k.start < 16 {
+			continue
+		}
+		cmts, err := bmffBoxes(r, k.start+16, k.end)
+		if err != nil {
+			continue
+		}
+		for _, c := range cmts {
+			n := c.end - c.start
+			switch c.typ {
+			case "CMT1":
+				exifMeta(r, c.start, n, m)
+			case "CMT2":
+				if t, err := openTIFF(r, c.start, n); err == nil {
+					if d, err := t.readIFD(t.ifd0); err == nil {
+						exifSubIFD(t, d, m)
+					}
+				}
+			case "CMT4":
+				if t, err := openTIFF(r, c.start, n); err == nil {
+					if d, err := t.readIFD(t.ifd0); err == nil {
+						gpsIFD(t, d, m)
+					}
+				}
+			}
+		}
+	}
 }

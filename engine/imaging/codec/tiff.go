@@ -71,5 +71,5 @@ func decodeTIFF(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 	if err != nil {
 		return nil, unreadable(err, "decoding TIFF")
 	}
-	return imaging.FromImage(m, true), nil
+	return fromGoImage(m, h), nil
 }

@@ -1,11 +1,17 @@
 package codec
 
+/*
+#cgo pkg-config: libwebp
+#include <webp/decode.h>
+*/
+import "C"
+
 import (
 	"encoding/binary"
 	"io"
+	"unsafe"
 
 	"github.com/porchlight/porchlight/engine/imaging"
-	"golang.org/x/image/webp"
 )
 
 // probeWebP walks the RIFF chunks: VP8X for the canvas, flags, ICCP and EXIF; or a
@@ -93,10 +99,61 @@ func probeWebP(r io.ReaderAt, size int64) (*header, error) {
 	return h, nil
 }
 
+// decodeWebP decodes lossy and lossless WebP (with alpha) through libwebp.
 func decodeWebP(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
-	m, err := webp.Decode(io.NewSectionReader(r, 0, size))
+	buf, err := readAll(r, size)
 	if err != nil {
-		return nil, unreadable(err, "decoding WebP")
+		return nil, err
 	}
-	return imaging.FromImage(m, true), nil
+	var feat C.WebPBitstreamFeatures
+	if st := C.WebPGetFeatures((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &feat); st != C.VP8_STATUS_OK {
+		return nil, unreadable(nil, "WebP bitstream features: status %d", int(st))
+	}
+	if feat.has_animation != 0 {
+		return nil, unsupported("animated WebP is not supported")
+	}
+	w, ht := int(feat.width), int(feat.height)
+	if w != h.width || ht != h.height {
+		return nil, unreadable(nil, "WebP bitstream is %dx%d but its container says %dx%d", w, ht, h.width, h.height)
+	}
+	nch := 3
+	if feat.has_alpha != 0 {
+		nch = 4
+	}
+	pix := make([]byte, w*ht*nch)
+	in, out := (*C.uint8_t)(unsafe.Pointer(&buf[0])), (*C.uint8_t)(unsafe.Pointer(&pix[0]))
+	var res *C.uint8_t
+	if nch == 4 {
+		res = C.WebPDecodeRGBAInto(in, C.size_t(len(buf)), out, C.size_t(len(pix)), C.int(w*4))
+	} else {
+		res = C.WebPDecodeRGBInto(in, C.size_t(len(buf)), out, C.size_t(len(pix)), C.int(w*3))
+	}
+	if res == nil {
+		return nil, unreadable(nil, "decoding WebP failed (corrupt or truncated data)")
+	}
+	c := 3
+	if nch == 4 && !opaqueAlpha(pix) {
+		c = 4
+	}
+	img := imaging.New(w, ht, c)
+	p := h.profile
+	if p != nil && !profileFits(p, h.model) {
+		p = nil
+	}
+	bytesToLinear(pix, nch, img, linearLUT8(p))
+	if p != nil && p.converts() {
+		applyMatrix(img, p.matrixToSRGB())
+	}
+	h.profileDone = true
+	return img, nil
+}
+
+// opaqueAlpha reports whether every alpha byte of RGBA samples is 255.
+func opaqueAlpha(rgba []byte) bool {
+	for i := 3; i < len(rgba); i += 4 {
+		if rgba[i] != 255 {
+			return false
+		}
+	}
+	return true
 }
