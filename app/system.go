@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/keys"
+	"github.com/porchlight/porchlight/engine/pipeline"
 	"github.com/porchlight/porchlight/engine/store"
 	"github.com/porchlight/porchlight/localapi"
 )
@@ -15,8 +19,10 @@ type system struct {
 	cfg  *Config
 	log  *slog.Logger
 	db   *store.DB
-	keys *keys.Service
-	api  *localapi.Server // nil when the API is off
+	keys   *keys.Service
+	assets *assets.Service
+	engine *engine.Engine
+	api    *localapi.Server // nil when the API is off
 	sup  *Supervisor
 }
 
@@ -49,6 +55,41 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 		}
 	}
 	sys.sup.Add("keys", sys.keys)
+
+	// The engine learns of deleted inputs through the asset store's callback; the
+	// store is built first, so the callback reaches the engine through sys.
+	sys.assets, err = assets.New(sys.db, cfg.DataDir, assets.Config{
+		MaxUploadBytes: cfg.Limits.MaxUploadMB << 20,
+		MaxPixels:      cfg.Limits.MaxMegapixels * 1_000_000,
+		KeepGPS:        cfg.Metadata.KeepGPS,
+		OnDelete: func(a core.Asset) {
+			if sys.engine != nil {
+				sys.engine.AssetDeleted(a)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	sys.sup.Add("assets", sys.assets)
+
+	pipe := pipeline.New(pipeline.Config{
+		MaxEdge:   cfg.Engine.ResolutionCap,
+		MaxPixels: cfg.Limits.MaxMegapixels * 1_000_000,
+		KeepGPS:   cfg.Metadata.KeepGPS,
+		Logger:    log,
+	})
+	sys.engine, err = engine.New(sys.db, sys.assets, engine.Config{
+		Workers:      cfg.Engine.Workers,
+		MemoryBudget: cfg.Engine.MemoryMB << 20,
+		PendingTTL:   cfg.Engine.OrderExpiry,
+		Pipeline:     pipe,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sys.sup.Add("engine", sys.engine)
 
 	if opt.api {
 		sys.api, err = localapi.New(localapi.Config{
