@@ -64,6 +64,7 @@ type env struct {
 	assetsDone chan error
 	stopEngine context.CancelFunc
 	engineDone chan error
+	closed     bool
 }
 
 type envOption func(*engine.Config, *pipeline.Config)
@@ -162,6 +163,10 @@ func (e *env) stop() {
 }
 
 func (e *env) close() {
+	if e.closed {
+		return
+	}
+	e.closed = true
 	e.stop()
 	if e.stopAssets != nil {
 		e.stopAssets()
