@@ -10,7 +10,9 @@ func Workers() int { return runtime.GOMAXPROCS(0) }
 
 // Bands splits rows [0, h) into contiguous bands, one per worker, and runs fn on each
 // concurrently with the worker index (so callers can keep per-worker scratch) and the
-// band's row range. It returns when every band is done.
+// band's row range. It returns when every band is done. A panic in a band is
+// re-raised in the caller's goroutine once all bands have stopped, so the caller's
+// recover (a pipeline step's) can catch it instead of the process dying.
 func Bands(h int, fn func(worker, y0, y1 int)) {
 	n := Workers()
 	if n > h {
@@ -23,13 +25,23 @@ func Bands(h int, fn func(worker, y0, y1 int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var once sync.Once
+	var panicked any
 	wg.Add(n)
 	for i := 0; i < n; i++ {
 		y0, y1 := h*i/n, h*(i+1)/n
 		go func(i, y0, y1 int) {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { panicked = r })
+				}
+			}()
 			fn(i, y0, y1)
 		}(i, y0, y1)
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }
