@@ -37,10 +37,10 @@ func fromGoImage(m image.Image, h *header) *imaging.Image {
 			img = imaging.FromImage(m, true)
 		}
 	case *image.NRGBA64:
-		shortsToLinear(be16(s.Pix, s.Stride, w*4, ht), 4, img, linearLUT16(p))
+		shortsToLinear(be16(s.Pix, s.Stride, w*8, ht), 4, img, linearLUT16(p))
 	case *image.RGBA64:
 		if c == 3 {
-			shortsToLinear(be16(s.Pix, s.Stride, w*4, ht), 4, img, linearLUT16(p))
+			shortsToLinear(be16(s.Pix, s.Stride, w*8, ht), 4, img, linearLUT16(p))
 		} else {
 			done = false
 			img = imaging.FromImage(m, true)

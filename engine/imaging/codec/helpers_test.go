@@ -263,3 +263,11 @@ func (Info) isProgressive(b []byte) bool {
 	h, err := scanJPEG(bytes.NewReader(b), int64(len(b)))
 	return err == nil && h.progressive
 }
+
+func newGray(w, h int, v ...float32) *imaging.Image {
+	m := imaging.New(w, h, 1)
+	copy(m.Pix, v)
+	return m
+}
+
+func newReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
