@@ -1,0 +1,270 @@
+// Package perspective straightens converging verticals and small camera roll in
+// architectural photos. It finds line segments on a downscaled luminance plane,
+// estimates the vertical vanishing direction from the near-vertical ones, undoes the
+// camera rotation that made verticals converge (a homography K R K^-1), crops to the
+// largest rectangle of the source's aspect ratio that has no empty corners, and
+// resamples that back to the source size with a bicubic warp in parallel row bands.
+package perspective
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Model is the camera geometry estimated from one photo.
+type Model struct {
+	Width, Height int     // size of the photo the model was estimated on
+	Focal         float64 // assumed focal length in pixels
+	// Vertical is the unit direction of the world's vertical (pointing down) in camera
+	// coordinates: x right, y down, z along the optical axis. A level camera has
+	// (0, 1, 0).
+	Vertical [3]float64
+	PitchDeg float64 // camera tilt: positive when it looks up (verticals converge upward)
+	RollDeg  float64 // camera roll about the optical axis: positive when the vanishing direction lies right of straight down
+	Segments int     // near-vertical line segments found
+	Inliers  int     // of those, the ones that agree with the vanishing direction
+	Support  float64 // total inlier length in image heights
+	Found    bool    // whether the photo has enough vertical structure for a correction
+	Reason   string  // why not, when Found is false
+}
+
+// Result says what Correct did.
+type Result struct {
+	Applied  bool
+	Reason   string // why not, when Applied is false
+	Strength float64
+	Model    Model
+	// H maps source pixel coordinates to output pixel coordinates (see Homography), so
+	// callers can carry points and masks through the correction.
+	H Homography
+	// RotationDeg is the camera rotation undone at this strength.
+	RotationDeg float64
+	// Kept is the fraction of the warped frame's width (and height) kept by the crop.
+	Kept float64
+}
+
+const (
+	// estimateSide is the long side of the plane segments are detected on: enough for
+	// sub-pixel line fits, small enough to take well under 100 ms.
+	estimateSide = 1400
+	// focalPerDiagonal is the assumed focal length over the image diagonal when it is
+	// not known: about a 24 mm lens in full-frame terms, typical of real-estate work and
+	// of phone main cameras. Verticals come out vertical whatever the focal length;
+	// it only shapes how horizontal lines and proportions follow.
+	focalPerDiagonal = 0.55
+	// minSupport is the least total length of agreeing verticals, in image heights,
+	// for a correction to be trusted.
+	minSupport = 1.5
+	minInliers = 4
+	// minAgreement is the least fraction of near-vertical line length that must agree
+	// with the vanishing direction: below it the "verticals" are mostly something
+	// else (a fisheye's curves, people, foliage) and the estimate is a guess.
+	minAgreement = 0.5
+	// strongSupport is the support a correction of more than bigRotationDeg needs: a
+	// large warp from weak evidence does more harm than good.
+	strongSupport  = 3.0
+	bigRotationDeg = 10.0
+	// minSpread is the least horizontal spread of the agreeing verticals, as a
+	// fraction of the width: verticals all on one object do not fix the convergence.
+	minSpread = 0.2
+	// lmedsMinLength is the shortest segment, in image heights, the final median fit
+	// uses.
+	lmedsMinLength = 0.05
+	// minRotationDeg is the smallest correction worth a resample.
+	minRotationDeg = 0.05
+)
+
+// Estimate finds the vertical vanishing direction of img. It returns an error only for
+// unusable input; a photo without enough vertical structure gives a Model with Found
+// false and a Reason.
+func Estimate(img *imaging.Image) (Model, error) {
+	if err := checkImage(img); err != nil {
+		return Model{}, err
+	}
+	W, H := img.W(), img.H()
+	m := Model{Width: W, Height: H, Focal: focalPerDiagonal * math.Hypot(float64(W), float64(H)), Vertical: [3]float64{0, 1, 0}}
+	gray, gw, gh, factor := grayPlane(img, estimateSide)
+	segs := nearVertical(gray, gw, gh, maxLeanDeg, minSegment(gh))
+	obs := verticalObservations(segs, float64(factor), m.Focal, float64(W)/2, float64(H)/2)
+	m.Segments = len(obs)
+	if len(obs) < minInliers {
+		m.Reason = fmt.Sprintf("too little vertical structure: %d near-vertical lines", len(obs))
+		return m, nil
+	}
+	fit, ok := fitVertical(obs)
+	if !ok {
+		m.Reason = "too little vertical structure: the near-vertical lines share no vanishing point"
+		return m, nil
+	}
+	m.Inliers = fit.count
+	m.Support = fit.support / float64(gh)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, in := range fit.inliers {
+		if in {
+			x := obs[i].mid[0]*m.Focal + float64(W)/2
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	spread := (hi - lo) / float64(W)
+	switch {
+	case m.Inliers < minInliers || m.Support < minSupport:
+		m.Reason = fmt.Sprintf("too little vertical structure: %d agreeing vertical lines, %.2f image heights long", m.Inliers, m.Support)
+		return m, nil
+	case fit.support < minAgreement*fit.total:
+		m.Reason = fmt.Sprintf("no consistent verticals: only %.0f%% of the near-vertical lines agree on a vanishing point", 100*fit.support/fit.total)
+		return m, nil
+	case spread < minSpread:
+		m.Reason = fmt.Sprintf("too little vertical structure: agreeing vertical lines span only %.0f%% of the width", spread*100)
+		return m, nil
+	}
+	// The median is taken over architecture-scale lines: short segments are mostly
+	// book spines, handles and clutter.
+	long := make([]lineObs, 0, len(obs))
+	for _, o := range obs {
+		if o.length >= lmedsMinLength*float64(gh) {
+			long = append(long, o)
+		}
+	}
+	if len(long) < 8 {
+		long = obs
+	}
+	v := refineLMedS(long, fit.dir)
+	m.Vertical = v
+	m.PitchDeg = math.Asin(-v[2]) * 180 / math.Pi
+	m.RollDeg = math.Atan2(v[0], v[1]) * 180 / math.Pi
+	if rot := m.RotationDeg(); rot > bigRotationDeg && m.Support < strongSupport {
+		m.Reason = fmt.Sprintf("too little vertical structure for a %.0f degree correction: %.2f image heights of agreeing lines", rot, m.Support)
+		return m, nil
+	}
+	m.Found = true
+	return m, nil
+}
+
+// minSegment is the shortest segment worth measuring on a plane of height h.
+func minSegment(h int) float64 { return math.Max(12, 0.025*float64(h)) }
+
+// verticalObservations converts near-vertical segments found on a plane downscaled by
+// factor to normalized camera coordinates.
+func verticalObservations(segs []segment, factor, f, cx, cy float64) []lineObs {
+	var obs []lineObs
+	for _, s := range segs {
+		l := s.length()
+		x1, y1 := (s.X1*factor-cx)/f, (s.Y1*factor-cy)/f
+		x2, y2 := (s.X2*factor-cx)/f, (s.Y2*factor-cy)/f
+		dx, dy := x2-x1, y2-y1
+		dn := math.Hypot(dx, dy)
+		// One pixel of end-point uncertainty over the length, but never tighter than
+		// the residual lens distortion of a real photo leaves.
+		tol := math.Max(0.75*math.Pi/180, math.Atan(2/l))
+		obs = append(obs, lineObs{
+			line:   unit(cross([3]float64{x1, y1, 1}, [3]float64{x2, y2, 1})),
+			p1:     [3]float64{x1, y1, 1},
+			p2:     [3]float64{x2, y2, 1},
+			mid:    [2]float64{(x1 + x2) / 2, (y1 + y2) / 2},
+			dir:    [2]float64{dx / dn, dy / dn},
+			length: l,
+			weight: l,
+			tol:    tol,
+			sinTol: math.Sin(tol),
+		})
+	}
+	return obs
+}
+
+// RotationDeg is the camera rotation in degrees that a full correction undoes.
+func (m Model) RotationDeg() float64 {
+	return math.Acos(math.Max(-1, math.Min(1, dot(unit(m.Vertical), [3]float64{0, 1, 0})))) * 180 / math.Pi
+}
+
+// Homography returns the transform, in this model's image coordinates, that rotates
+// the camera by strength (0..1) of the way to level: verticals vertical and the roll
+// undone at 1. It does not crop.
+func (m Model) Homography(strength float64) Homography {
+	r := rotationBetween(unit(m.Vertical), [3]float64{0, 1, 0}, strength)
+	return rotationHomography(r, m.Focal, float64(m.Width)/2, float64(m.Height)/2)
+}
+
+// Correct estimates the model of img and applies it at strength 0..1. The output has
+// the source's size and aspect ratio: the warped frame is cropped to its largest
+// inscribed rectangle of that aspect and resampled back. When the photo has too little
+// vertical structure, or needs no correction, img itself is returned with
+// Result.Applied false and the Reason.
+func Correct(img *imaging.Image, strength float64) (*imaging.Image, Result, error) {
+	if !(strength >= 0 && strength <= 1) {
+		return nil, Result{}, fmt.Errorf("perspective: strength %v is outside 0..1", strength)
+	}
+	m, err := Estimate(img)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return Apply(img, m, strength)
+}
+
+// Apply corrects img with an already estimated model (for instance one estimated on
+// another exposure of the same scene, which must have the same size).
+func Apply(img *imaging.Image, m Model, strength float64) (*imaging.Image, Result, error) {
+	if err := checkImage(img); err != nil {
+		return nil, Result{}, err
+	}
+	if !(strength >= 0 && strength <= 1) {
+		return nil, Result{}, fmt.Errorf("perspective: strength %v is outside 0..1", strength)
+	}
+	W, H := img.W(), img.H()
+	if m.Width != W || m.Height != H {
+		return nil, Result{}, fmt.Errorf("perspective: model is for %dx%d, image is %dx%d", m.Width, m.Height, W, H)
+	}
+	res := Result{Strength: strength, Model: m, H: Identity, Kept: 1}
+	if !m.Found {
+		res.Reason = m.Reason
+		return img, res, nil
+	}
+	res.RotationDeg = m.RotationDeg() * strength
+	if res.RotationDeg < minRotationDeg {
+		res.Reason = fmt.Sprintf("verticals already straight: correction of %.3f degrees at strength %.2f", res.RotationDeg, strength)
+		return img, res, nil
+	}
+	h := m.Homography(strength)
+	var quad [4][2]float64
+	for i, p := range [4][2]float64{{0, 0}, {float64(W), 0}, {float64(W), float64(H)}, {0, float64(H)}} {
+		x, y, ok := h.Apply(p[0], p[1])
+		if !ok {
+			return nil, Result{}, fmt.Errorf("perspective: correction of %.1f degrees maps a corner to infinity", res.RotationDeg)
+		}
+		quad[i] = [2]float64{x, y}
+	}
+	rect, err := largestInscribed(quad, float64(W)/float64(H))
+	if err != nil {
+		return nil, Result{}, err
+	}
+	// Output pixel coordinates -> crop rectangle in the warped plane.
+	scale := (rect.X1 - rect.X0) / float64(W)
+	toOut, err := Homography{scale, 0, rect.X0, 0, scale, rect.Y0, 0, 0, 1}.Inverse()
+	if err != nil {
+		return nil, Result{}, err
+	}
+	total := toOut.Mul(h)
+	out, err := Warp(img, total, W, H)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	res.Applied = true
+	res.H = total
+	res.Kept = scale
+	return out, res, nil
+}
+
+func checkImage(img *imaging.Image) error {
+	switch {
+	case img == nil:
+		return fmt.Errorf("perspective: nil image")
+	case img.C < 1 || img.C > 4:
+		return fmt.Errorf("perspective: %d channels", img.C)
+	case img.W() < 16 || img.H() < 16:
+		return fmt.Errorf("perspective: image of %dx%d is too small", img.W(), img.H())
+	case img.Stride < img.W()*img.C || len(img.Pix) < (img.H()-1)*img.Stride+img.W()*img.C:
+		return fmt.Errorf("perspective: image buffer is shorter than its size")
+	}
+	return nil
+}
