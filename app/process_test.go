@@ -1,0 +1,97 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/porchlight/porchlight/internal/testphotos"
+)
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("PORCHLIGHT_DATA_DIR", t.TempDir())
+	var o, e bytes.Buffer
+	root := newRootCommand(&o, &e)
+	root.SetArgs(args)
+	err = root.Execute()
+	return o.String(), e.String(), err
+}
+
+func exitCode(err error) int {
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func TestProcessWritesAReencodedPhoto(t *testing.T) {
+	in := testphotos.Path(t, "interiors", "houses_109_bedroom.jpg")
+	out := filepath.Join(t.TempDir(), "out.png")
+	_, stderr, err := runCLI(t, "process", "-q", "-o", out, in)
+	if err != nil {
+		t.Fatalf("process: %v\n%s", err, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f) // the extension chose the format
+	if err != nil {
+		t.Fatalf("output is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1024 || b.Dy() != 576 {
+		t.Fatalf("output is %v, want 1024x576", b)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".porchlight-*"))
+	if len(left) != 0 {
+		t.Fatalf("temp files left behind: %v", left)
+	}
+}
+
+func TestProcessRefusesBadOptions(t *testing.T) {
+	in := testphotos.Path(t, "interiors", "houses_109_bedroom.jpg")
+	out := filepath.Join(t.TempDir(), "out.jpg")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--quality", "0"}, "--quality"},
+		{[]string{"--sky-style", "purple"}, "--sky-style"},
+		{[]string{"--perspective-strength", "abc"}, "--perspective-strength"},
+	} {
+		_, _, err := runCLI(t, append(append([]string{"process", "-o", out}, tc.args...), in)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: want exit 2 naming %s, got %d: %v", tc.args, tc.want, exitCode(err), err)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a refused order wrote an output")
+	}
+}
+
+func TestProcessRequiresOutput(t *testing.T) {
+	in := testphotos.Path(t, "interiors", "houses_109_bedroom.jpg")
+	if _, _, err := runCLI(t, "process", in); exitCode(err) != 2 {
+		t.Fatalf("want exit 2 without -o, got %v", err)
+	}
+}
+
+func TestProcessUnreadableInputFails(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.jpg")
+	os.WriteFile(bad, []byte("not a photo at all"), 0o600)
+	_, _, err := runCLI(t, "process", "-o", filepath.Join(t.TempDir(), "o.jpg"), bad)
+	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad.jpg") {
+		t.Fatalf("want exit 1 naming the file, got %v", err)
+	}
+}
