@@ -268,7 +268,14 @@ func jsonKind(v any) string {
 	return "null"
 }
 
+// join appends a member name to a JSON path; names that are not plain words are
+// quoted so an empty or odd key still reads as a field.
 func join(path, name string) string {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) >= 0 {
+		name = strconv.Quote(name)
+	}
 	if path == "" {
 		return name
 	}
