@@ -1,15 +1,15 @@
 package localapi
 
 import (
-	"fmt"
-	"time"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
