@@ -315,6 +315,8 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 	estimate()
 
 	var names []string
+	base := 0.0     // percentage reached when the running step started
+	reported := 0.0 // highest percentage reported so far
 	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -331,7 +333,10 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 				return
 			}
 			last = now
-			report(progressAt(steps, est, i, frac, now.Sub(start)))
+			pr := progressAt(steps, est, i, base, frac, now.Sub(start))
+			pr.Percent = max(pr.Percent, reported) // never backwards, e.g. when a step beats its estimate
+			reported = pr.Percent
+			report(pr)
 		}
 		j.progress = func(frac float64) { emit(min(max(frac, 0), 1), false) }
 		emit(0, true)
@@ -353,6 +358,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 			return Result{}, err
 		}
 		emit(1, true)
+		base = max(progressAt(steps, est, i, base, 1, time.Since(start)).Percent, reported)
 	}
 	if j.Output.ID == "" {
 		return Result{}, Errorf(CodeInternal, "the pipeline finished without an output")
@@ -371,33 +377,27 @@ func stepMegapixels(step string, framePx int64, frames int) float64 {
 	return mp
 }
 
-// progressAt weighs finished steps, the running one at frac and the rest by their
-// expected durations. While the running step overruns its estimate, the time it has
-// taken so far stands in for its estimate.
-func progressAt(steps []Step, est []time.Duration, cur int, frac float64, elapsed time.Duration) Progress {
-	var total, done time.Duration
-	for i, d := range est {
-		if i == cur {
-			d = max(d, elapsed)
-		}
-		total += d
-		if i < cur {
-			done += d
-		}
-	}
+// progressAt places the running step at frac between base (the percentage reached
+// when it started) and 100, weighing it against the steps still to come by their
+// expected durations. While the step overruns its estimate, the time it has taken so
+// far stands in for its estimate. Anchoring at base keeps the percentage from going
+// back when a finished step turns out faster than expected.
+func progressAt(steps []Step, est []time.Duration, cur int, base, frac float64, elapsed time.Duration) Progress {
 	curEst := max(est[cur], elapsed)
-	done += time.Duration(frac * float64(curEst))
-	pct := 0.0
-	if total > 0 {
-		pct = 100 * float64(done) / float64(total)
+	var rest time.Duration
+	for _, d := range est[cur+1:] {
+		rest += d
 	}
-	left := total - done
+	pct := 100.0
+	if span := curEst + rest; span > 0 {
+		pct = base + (100-base)*frac*float64(curEst)/float64(span)
+	}
+	left := time.Duration((1-frac)*float64(curEst)) + rest
 	if frac > 0.1 && elapsed > 0 {
 		// The running step's own pace beats the model once it has one.
-		paced := time.Duration(float64(elapsed) * (1 - frac) / frac)
-		left += paced - time.Duration((1-frac)*float64(curEst))
+		left = time.Duration(float64(elapsed)*(1-frac)/frac) + rest
 	}
-	return Progress{Step: steps[cur].Name, Stage: steps[cur].Stage, Percent: min(max(pct, 0), 100), ETA: max(left, 0)}
+	return Progress{Step: steps[cur].Name, Stage: steps[cur].Stage, Percent: min(max(pct, base), 100), ETA: max(left, 0)}
 }
 
 // runStep runs one step, turning a panic into an internal error and bare errors into
