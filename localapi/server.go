@@ -1,9 +1,3 @@
-// Package localapi serves the /v1 control plane over HTTP: authentication by API
-// key, the JSON envelope and error mapping, request budgets, loopback hygiene and
-// the OpenAPI document. Route groups live in their own files (routes_*.go) and
-// register through Server.handle, so each route carries its access rule, its
-// budget and its documentation in one place and the document cannot drift from
-// the router.
 package localapi
 
 import (

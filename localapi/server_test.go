@@ -15,6 +15,8 @@ import (
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/keys"
+	"github.com/porchlight/porchlight/engine/store"
 )
 
 func TestPublicEndpoints(t *testing.T) {
@@ -601,5 +603,32 @@ func TestSlowHeadersAreCut(t *testing.T) {
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Fatalf("slow headers held the connection for %v", time.Since(start))
+	}
+}
+
+// BenchmarkAuthenticatedRead is the whole wrapper on a cheap route: Host check,
+// key lookup in bbolt, read budget, handler and envelope.
+func BenchmarkAuthenticatedRead(b *testing.B) {
+	db, err := store.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ks := keys.New(db)
+	_, secret, _ := ks.Create("bench", core.ScopeStandard)
+	srv, err := New(Config{Listen: "127.0.0.1:8787", RateLimits: RateLimits{ReadsPerWindow: 1 << 30}}, Deps{Keys: ks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	req := httptest.NewRequest("GET", "http://127.0.0.1:8787/v1/presets?feature=tonecraft", nil)
+	req.Header.Set(HeaderAPIKey, secret)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
 	}
 }
