@@ -13,7 +13,7 @@
 //	asset_exports/             source uuid + "/" + options fingerprint -> export asset uuid
 //	ingest/                    seq (NextSequence, BE) -> asset uuid: confirmed uploads waiting for ingest
 //	blob_refs/                 sha256 hex -> uint64 BE count of assets that reference the blob
-//	orders/                    order uuid -> core.Order JSON
+//	orders/                    order uuid -> core.Order JSON plus "queueSeq" (its key in queue/pending)
 //	queue/pending/             seq (BE) -> order uuid: orders waiting for a worker, oldest first
 //	queue/running/             order uuid -> seq (BE): orders a worker holds
 //	batches/                   batch uuid -> core.Batch JSON
