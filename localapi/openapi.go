@@ -48,7 +48,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		}
 		opIDs[id] = true
 		paths[p][strings.ToLower(rt.Method)] = op
-		if rt.Method == http.MethodGet {
+		if answersHEAD(rt) {
 			head, err := operation(b, rt, true)
 			if err != nil {
 				return nil, err

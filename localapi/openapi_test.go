@@ -157,6 +157,10 @@ func TestOpenAPIMatchesTheRouter(t *testing.T) {
 		}
 	}
 
+	if slices.Contains(served, "HEAD /v1/test/stream") {
+		t.Error("an event stream answers HEAD")
+	}
+
 	// The check itself catches both directions of drift.
 	s.router.HandleFunc("/v1/sneaky", func(http.ResponseWriter, *http.Request) {}).Methods("GET")
 	var doc map[string]any

@@ -157,7 +157,7 @@ func (s *Server) mount() error {
 	sort.SliceStable(sorted, func(i, j int) bool { return pathBefore(sorted[i].Path, sorted[j].Path) })
 	for _, rt := range sorted {
 		methods := []string{rt.Method}
-		if rt.Method == http.MethodGet {
+		if answersHEAD(rt) {
 			methods = append(methods, http.MethodHead)
 		}
 		if err := s.router.Handle(rt.Path, s.wrap(rt)).Methods(methods...).GetError(); err != nil {
@@ -165,6 +165,12 @@ func (s *Server) mount() error {
 		}
 	}
 	return nil
+}
+
+// answersHEAD: GET routes answer HEAD too, except event streams, which would
+// hold a connection open to send nothing.
+func answersHEAD(rt *Route) bool {
+	return rt.Method == http.MethodGet && rt.StreamType != "text/event-stream"
 }
 
 func pathBefore(a, b string) bool {
