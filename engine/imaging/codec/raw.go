@@ -85,9 +85,20 @@ func probeRaw(r io.ReaderAt, size int64, kind string) (*header, error) {
 
 func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Image, error) {
 	data := h.raw.data
+	switch h.rawKind {
+	case "crw", "cr3", "raf":
+	default:
+		if tiffRawDataMissing(bytes.NewReader(data), int64(len(data))) {
+			return nil, unreadable(nil, "the %s file holds metadata only: its raw image data is missing or truncated", h.rawKind)
+		}
+	}
 	half := scaleTo > 0 && max(h.width, h.height)/2 >= scaleTo
 	dev, _, err := raw.Develop(data, half)
 	if err != nil {
+		var ce *raw.CorruptError
+		if errors.As(err, &ce) {
+			return nil, unreadable(err, "the %s raw data is corrupted or truncated", h.rawKind)
+		}
 		if errors.Is(err, raw.ErrNoImage) {
 			return nil, unreadable(err, "the %s file holds no decodable image", h.rawKind)
 		}

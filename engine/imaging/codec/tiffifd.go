@@ -317,3 +317,62 @@ func tiffRawKind(r io.ReaderAt, size int64) string {
 	}
 	return "raw"
 }
+
+// tiffRawDataMissing reports whether the largest raw (CFA or linear raw) IFD of a
+// TIFF-structured RAW has strips or tiles holding far less data than its pixel count
+// needs, or lying outside the file: a metadata-only or truncated file that LibRaw
+// would otherwise develop into a blank frame. It returns false when it finds no raw IFD.
+func tiffRawDataMissing(r io.ReaderAt, size int64) bool {
+	t, err := openTIFF(r, 0, size)
+	if err != nil {
+		return false
+	}
+	var bestPixels, bestBytes int64
+	seen := map[uint32]bool{}
+	var visit func(off uint32, depth int)
+	visit = func(off uint32, depth int) {
+		for n := 0; off != 0 && n < 16 && !seen[off] && len(seen) < 64 && depth <= 3; n++ {
+			seen[off] = true
+			d, err := t.readIFD(off)
+			if err != nil {
+				return
+			}
+			if isRawIFD(t, d) {
+				var w, h uint32
+				if e, ok := d.find(tagImageWidth); ok {
+					w, _ = t.uint(e)
+				}
+				if e, ok := d.find(tagImageLength); ok {
+					h, _ = t.uint(e)
+				}
+				offTag, cntTag := uint16(0x0111), uint16(0x0117)
+				if _, ok := d.find(0x0144); ok {
+					offTag, cntTag = 0x0144, 0x0145
+				}
+				var total int64
+				eo, ok1 := d.find(offTag)
+				ec, ok2 := d.find(cntTag)
+				if ok1 && ok2 {
+					offs, cnts := t.uints(eo), t.uints(ec)
+					for i := 0; i < len(offs) && i < len(cnts); i++ {
+						end := min(int64(offs[i])+int64(cnts[i]), size)
+						if end > int64(offs[i]) {
+							total += end - int64(offs[i])
+						}
+					}
+				}
+				if px := int64(w) * int64(h); px > bestPixels {
+					bestPixels, bestBytes = px, total
+				}
+			}
+			if e, ok := d.find(0x014A); ok {
+				for _, s := range t.uints(e) {
+					visit(s, depth+1)
+				}
+			}
+			off = d.next
+		}
+	}
+	visit(t.ifd0, 0)
+	return bestPixels > 0 && bestBytes*64 < bestPixels
+}

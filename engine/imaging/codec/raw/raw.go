@@ -40,11 +40,19 @@ static void pl_fill(libraw_data_t *lr, pl_info *o) {
 	o->thumb_height = lr->thumbnail.theight;
 }
 
+// pl_dataerr records the first corrupt-data report instead of printing it.
+static void pl_dataerr(void *data, const char *file, const int offset) {
+	int *p = (int *)data;
+	if (*p == 0) *p = offset < 0 ? -1 : offset + 1;
+}
+
 // pl_open parses the headers and computes the output size (after flip) without
 // decoding. half selects half-size output.
 static libraw_data_t *pl_open(void *buf, size_t n, int half, pl_info *info, int *err) {
 	libraw_data_t *lr = libraw_init(0);
 	if (!lr) { *err = LIBRAW_UNSUFFICIENT_MEMORY; return NULL; }
+	int dataerr = 0;
+	libraw_set_dataerror_handler(lr, pl_dataerr, &dataerr);
 	lr->params.half_size = half;
 	*err = libraw_open_buffer(lr, buf, n);
 	if (*err != LIBRAW_SUCCESS) { libraw_close(lr); return NULL; }
@@ -57,9 +65,10 @@ static libraw_data_t *pl_open(void *buf, size_t n, int half, pl_info *info, int 
 // pl_develop opens again (adjust_sizes_info_only is not reversible) and develops to
 // 16-bit linear sRGB: camera white balance, AHD demosaic, no auto brightening (so
 // exposures of a bracket keep their ratios), highlights clipped.
-static libraw_processed_image_t *pl_develop(void *buf, size_t n, int half, pl_info *info, int *err) {
+static libraw_processed_image_t *pl_develop(void *buf, size_t n, int half, pl_info *info, int *err, int *dataerr) {
 	libraw_data_t *lr = libraw_init(0);
 	if (!lr) { *err = LIBRAW_UNSUFFICIENT_MEMORY; return NULL; }
+	libraw_set_dataerror_handler(lr, pl_dataerr, dataerr);
 	lr->params.half_size = half;
 	lr->params.output_bps = 16;
 	lr->params.gamm[0] = 1.0;
@@ -84,6 +93,8 @@ static char *pl_thumb(void *buf, size_t n, int *len, int *fmt, int *err) {
 	libraw_data_t *lr = libraw_init(0);
 	if (!lr) { *err = LIBRAW_UNSUFFICIENT_MEMORY; return NULL; }
 	char *out = NULL;
+	int dataerr = 0;
+	libraw_set_dataerror_handler(lr, pl_dataerr, &dataerr);
 	if ((*err = libraw_open_buffer(lr, buf, n)) == LIBRAW_SUCCESS &&
 	    (*err = libraw_unpack_thumb(lr)) == LIBRAW_SUCCESS &&
 	    lr->thumbnail.thumb && lr->thumbnail.tlength > 0) {
@@ -129,6 +140,16 @@ type Info struct {
 // (for example a DNG whose pixel data was stripped).
 var ErrNoImage = errors.New("raw: file holds no decodable image")
 
+// CorruptError reports raw data LibRaw found damaged or missing while decoding.
+type CorruptError struct{ Offset int64 }
+
+func (e *CorruptError) Error() string {
+	if e.Offset < 0 {
+		return "raw: image data is corrupted"
+	}
+	return fmt.Sprintf("raw: image data is corrupted at offset %d", e.Offset)
+}
+
 // Error is a LibRaw failure.
 type Error struct {
 	Code int
@@ -154,9 +175,6 @@ func info(c *C.pl_info) Info {
 	}
 	if c.timestamp > 0 {
 		in.Time = time.Unix(int64(c.timestamp), 0).UTC()
-	}
-	if in.Flip == 5 || in.Flip == 6 {
-		in.Width, in.Height = in.Height, in.Width
 	}
 	return in
 }
@@ -185,7 +203,7 @@ func Probe(data []byte) (Info, error) {
 	if code != C.LIBRAW_SUCCESS {
 		return Info{}, &Error{Code: int(code), Op: "open"}
 	}
-	in := info(&ci)
+	in := info(&ci) // adjust_sizes_info_only has already applied the flip to the size
 	if in.Width <= 0 || in.Height <= 0 {
 		return in, ErrNoImage
 	}
@@ -205,7 +223,7 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 		return nil, Info{}, &Error{Code: C.LIBRAW_FILE_UNSUPPORTED, Op: "open"}
 	}
 	var ci C.pl_info
-	var code C.int
+	var code, dataErr C.int
 	var img *Image
 	var fail error
 	pinned(data, func(p unsafe.Pointer, n C.size_t) {
@@ -213,7 +231,12 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 		if half {
 			h = 1
 		}
-		pi := C.pl_develop(p, n, h, &ci, &code)
+		pi := C.pl_develop(p, n, h, &ci, &code, &dataErr)
+		if pi != nil && dataErr != 0 {
+			C.libraw_dcraw_clear_mem(pi)
+			fail = &CorruptError{Offset: int64(dataErr) - 1}
+			return
+		}
 		if pi == nil {
 			if code == C.LIBRAW_SUCCESS {
 				code = C.LIBRAW_UNSPECIFIED_ERROR
@@ -245,7 +268,9 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 	if fail != nil {
 		return nil, Info{}, fail
 	}
-	return img, info(&ci), nil
+	in := info(&ci)
+	in.Width, in.Height = img.Width, img.Height
+	return img, in, nil
 }
 
 // Thumbnail returns the embedded JPEG preview, if the file has one.
