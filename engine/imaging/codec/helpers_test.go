@@ -271,3 +271,11 @@ func newGray(w, h int, v ...float32) *imaging.Image {
 }
 
 func newReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+func newRGB(w, h int) *imaging.Image {
+	m := imaging.New(w, h, 3)
+	for i := range m.Pix {
+		m.Pix[i] = float32(i%97) / 97
+	}
+	return m
+}
