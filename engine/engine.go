@@ -178,6 +178,7 @@ func New(db *store.DB, assets AssetStore, cfg Config) (*Engine, error) {
 	if err := e.recoverInterrupted(); err != nil {
 		return nil, fmt.Errorf("engine: recover interrupted orders: %w", err)
 	}
+	e.loadTimings()
 	return e, nil
 }
 
@@ -205,6 +206,7 @@ func (e *Engine) Serve(ctx context.Context) error {
 	g.Go(func() error { return e.dispatch(gctx) })
 	g.Go(func() error { return e.sweeper(gctx) })
 	err := g.Wait()
+	e.saveTimings()
 	// Jobs claimed but never picked up by a worker go back to the queue.
 	for {
 		select {

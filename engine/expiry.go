@@ -98,6 +98,7 @@ func (e *Engine) sweep() error {
 		}
 	}
 	e.signal()
+	e.saveTimings()
 	return e.purgeIdempotency()
 }
 

@@ -146,3 +146,23 @@ func TestSameInputsSameOutputBytes(t *testing.T) {
 		t.Fatalf("two runs of the same order wrote different files: %s vs %s", sums[0], sums[1])
 	}
 }
+
+func TestStepTimingsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := newEnv(t, dir)
+	in := e.upload(e.owner, photoSmallJPEG...)
+	e.serve()
+	s, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	if d := e.wait(e.owner, s.OrderUUID); d.Status != core.OrderCompleted {
+		t.Fatalf("order ended %s", d.Status)
+	}
+	measured := e.pipe.Timings().Snapshot()
+	e.close()
+	e = newEnv(t, dir)
+	loaded := e.pipe.Timings().Snapshot()
+	for _, step := range []string{pipeline.StepDecode, pipeline.StepEncode} {
+		if loaded[step] <= 0 || loaded[step] != measured[step] {
+			t.Fatalf("%s: loaded %v after restart, measured %v", step, loaded[step], measured[step])
+		}
+	}
+}

@@ -135,11 +135,11 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 	// Inheritance: absent fields inherit, explicit values (false included) win.
 	agg, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{
 		Name:     " listing 12 ",
-		Defaults: core.Options{Format: ptr("png"), Align: ptr(false), Quality: ptr(70)},
+		Defaults: core.Options{Format: ptr("png"), Align: ptr(false), Quality: ptr(70), TonecraftSharpen: ptr(false)},
 		Scenes: []engine.Scene{
 			{Inputs: []string{a}},
-			{Inputs: []string{b}, Options: core.Options{Format: ptr("jpeg"), Align: ptr(true)}},
-			{Inputs: []string{a}, Options: core.Options{Quality: ptr(90)}},
+			{Inputs: []string{b}, Options: core.Options{Format: ptr("jpeg"), Align: ptr(true), TonecraftLevels: ptr(false)}},
+			{Inputs: []string{a}, Options: core.Options{Quality: ptr(90), TonecraftSharpen: ptr(true)}},
 		},
 	}, "")
 	if err != nil {
@@ -148,11 +148,13 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 	if agg.Name != "listing 12" || agg.Total != 3 || agg.Pending != 3 || agg.Done || len(agg.Orders) != 3 {
 		t.Fatalf("new batch aggregate %+v", agg)
 	}
+	// The signature look's own levels and sharpen are on; explicit false wins over it.
 	want := []struct {
-		format  string
-		align   bool
-		quality int
-	}{{"png", false, 70}, {"jpeg", true, 70}, {"png", false, 90}}
+		format          string
+		align           bool
+		quality         int
+		levels, sharpen bool
+	}{{"png", false, 70, true, false}, {"jpeg", true, 70, false, false}, {"png", false, 90, true, true}}
 	for i, s := range agg.Orders {
 		if s.SceneIndex == nil || *s.SceneIndex != i || s.BatchID != agg.BatchID {
 			t.Fatalf("scene %d summary %+v", i, s)
@@ -162,8 +164,10 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := rec.Resolved
-		if r.Format != want[i].format || r.Align != want[i].align || r.Quality != want[i].quality {
-			t.Errorf("scene %d resolved format %s align %v quality %d, want %+v", i, r.Format, r.Align, r.Quality, want[i])
+		if r.Format != want[i].format || r.Align != want[i].align || r.Quality != want[i].quality ||
+			r.TonecraftLevels != want[i].levels || r.TonecraftSharpen != want[i].sharpen {
+			t.Errorf("scene %d resolved format %s align %v quality %d levels %v sharpen %v, want %+v",
+				i, r.Format, r.Align, r.Quality, r.TonecraftLevels, r.TonecraftSharpen, want[i])
 		}
 	}
 

@@ -277,9 +277,23 @@ type Progress struct {
 
 // Result is what a successful run produced.
 type Result struct {
-	Output core.Asset
-	Notes  []string
-	Steps  []string // names of the steps that ran, in order
+	Output  core.Asset
+	Notes   []string
+	Steps   []string          // names of the steps that ran, in order
+	Recipes map[string]string // recipe name -> version of the steps that ran
+}
+
+// RecipesOf returns recipe name -> version for steps.
+func RecipesOf(steps []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range steps {
+		if sl, _, ok := slotOf(n); ok {
+			if v, ok := catalog.RecipeVersion(sl.recipe); ok {
+				out[sl.recipe] = v
+			}
+		}
+	}
+	return out
 }
 
 // Run runs the order's steps. report (may be nil) receives progress from the calling
@@ -363,7 +377,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 	if j.Output.ID == "" {
 		return Result{}, Errorf(CodeInternal, "the pipeline finished without an output")
 	}
-	return Result{Output: j.Output, Notes: j.Notes(), Steps: names}, nil
+	return Result{Output: j.Output, Notes: j.Notes(), Steps: names, Recipes: RecipesOf(names)}, nil
 }
 
 // stepMegapixels is the size a step works on: every frame until the merge, one

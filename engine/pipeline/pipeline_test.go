@@ -150,6 +150,28 @@ func TestPlanFollowsPipelineOrder(t *testing.T) {
 	}
 }
 
+// The recipes of the steps an order runs are the ones the catalog records for it.
+func TestStepRecipesAgreeWithCatalog(t *testing.T) {
+	eraser := core.Options{GenEdit: ptr("magic_eraser"), Mask: ptr("0b7c6a1e-8f33-4a52-9d1e-2f6b7c8d9e0a")}
+	cases := []struct {
+		opts   core.Options
+		inputs int
+	}{
+		{core.Options{}, 1}, {core.Options{}, 3}, {core.Options{Sky: ptr(true), Privacy: ptr(true)}, 1},
+		{core.Options{Perspective: ptr(true), Tonecraft: ptr(true)}, 2}, {eraser, 1},
+		{core.Options{GenEdit: ptr("indoor_staging")}, 1}, {core.Options{GenEdit: ptr("outdoor_staging")}, 1},
+		{core.Options{GenEdit: ptr("mess_cleaner"), Sky: ptr(true)}, 1}, {core.Options{GenEdit: ptr("declutter_local")}, 5},
+	}
+	for _, c := range cases {
+		r := resolved(t, c.opts)
+		got := RecipesOf(stepNames(r, c.inputs))
+		want := catalog.RecipesFor(r, c.inputs)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%+v with %d inputs: steps give %v, catalog %v", c.opts, c.inputs, got, want)
+		}
+	}
+}
+
 func TestUnavailableFeatureNamesIt(t *testing.T) {
 	p := New(Config{Logger: quiet()})
 	cases := []struct {

@@ -15,6 +15,7 @@ import (
 	"context"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
@@ -43,26 +44,27 @@ const (
 type slot struct {
 	name         string
 	feature      string // as people name it: "sky replacement"
+	recipe       string // the versioned recipe the step belongs to (catalog.Recipe*)
 	stage        string
 	needsBackend bool // generative steps run on a model backend the config names
 }
 
 // slots is the pipeline order.
 var slots = []slot{
-	{name: StepDecode, feature: "decoding", stage: "decoding inputs"},
-	{name: StepAlign, feature: "auto HDR (bracket alignment)", stage: "aligning brackets"},
-	{name: StepMerge, feature: "auto HDR (bracket merge)", stage: "merging brackets"},
-	{name: StepMagicEraser, feature: "magic eraser", stage: "erasing"},
-	{name: StepPerspective, feature: "perspective correction", stage: "correcting perspective"},
-	{name: StepTone, feature: "tonecraft", stage: "applying tone"},
-	{name: StepSky, feature: "sky replacement", stage: "replacing sky"},
-	{name: StepIndoorStaging, feature: "indoor staging", stage: "staging", needsBackend: true},
-	{name: StepOutdoorStaging, feature: "outdoor staging", stage: "staging", needsBackend: true},
-	{name: StepMessCleaner, feature: "mess cleaner", stage: "cleaning", needsBackend: true},
-	{name: StepDeclutter, feature: "declutter", stage: "decluttering", needsBackend: true},
-	{name: StepPrivacy, feature: "privacy blur", stage: "blurring private details"},
-	{name: StepResolutionCap, feature: "resolution cap", stage: "resizing"},
-	{name: StepEncode, feature: "delivery encode", stage: "encoding"},
+	{name: StepDecode, feature: "decoding", recipe: catalog.RecipeDevelop, stage: "decoding inputs"},
+	{name: StepAlign, feature: "auto HDR (bracket alignment)", recipe: catalog.RecipeDevelop, stage: "aligning brackets"},
+	{name: StepMerge, feature: "auto HDR (bracket merge)", recipe: catalog.RecipeDevelop, stage: "merging brackets"},
+	{name: StepMagicEraser, feature: "magic eraser", recipe: catalog.RecipeMagicEraser, stage: "erasing"},
+	{name: StepPerspective, feature: "perspective correction", recipe: catalog.RecipeDevelop, stage: "correcting perspective"},
+	{name: StepTone, feature: "tonecraft", recipe: catalog.RecipeDevelop, stage: "applying tone"},
+	{name: StepSky, feature: "sky replacement", recipe: catalog.RecipeSky, stage: "replacing sky"},
+	{name: StepIndoorStaging, feature: "indoor staging", recipe: catalog.RecipeIndoorStaging, stage: "staging", needsBackend: true},
+	{name: StepOutdoorStaging, feature: "outdoor staging", recipe: catalog.RecipeOutdoorStaging, stage: "staging", needsBackend: true},
+	{name: StepMessCleaner, feature: "mess cleaner", recipe: catalog.RecipeMessCleaner, stage: "cleaning", needsBackend: true},
+	{name: StepDeclutter, feature: "declutter", recipe: catalog.RecipeDeclutterLocal, stage: "decluttering", needsBackend: true},
+	{name: StepPrivacy, feature: "privacy blur", recipe: catalog.RecipePrivacy, stage: "blurring private details"},
+	{name: StepResolutionCap, feature: "resolution cap", recipe: catalog.RecipeDevelop, stage: "resizing"},
+	{name: StepEncode, feature: "delivery encode", recipe: catalog.RecipeDevelop, stage: "encoding"},
 }
 
 func slotOf(name string) (slot, int, bool) {

@@ -5,7 +5,8 @@
 //
 // Bucket tree (schema version 1):
 //
-//	meta/                      "schema_version" -> uint64 BE; "install_secret" -> 32 random bytes (signs storage URLs)
+//	meta/                      "schema_version" -> uint64 BE; "install_secret" -> 32 random bytes (signs storage URLs);
+//	                           "engine_step_timings" -> JSON step name -> seconds per megapixel (ETA model)
 //	keys/                      key uuid -> core.Key JSON
 //	key_hashes/                sha256(secret) -> key uuid
 //	key_secrets/               key uuid -> sha256(secret) (so rotation and revocation find the hash to drop)
