@@ -178,3 +178,26 @@ func CheckMask(assets Assets, id string) error {
 	}
 	return errors.New("it marks nothing to erase")
 }
+
+// LoadMask decodes the order's magic eraser mask (1 channel, coverage 0..1) and
+// checks that it matches the working image's size, for the magic eraser step.
+func (j *Job) LoadMask() (*imaging.Image, error) {
+	id := j.Options.Mask
+	if id == "" {
+		return nil, Errorf(CodeInvalidMask, "the order names no mask")
+	}
+	b, err := j.Assets.OpenAsset(id)
+	if err != nil {
+		return nil, &Error{Code: CodeInputUnavailable, Err: err, Reason: fmt.Sprintf("the mask (%s) is no longer available: %v", id, err)}
+	}
+	defer b.Close()
+	m, err := codec.DecodeMask(b, b.Size())
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidMask, Err: err, Reason: fmt.Sprintf("the mask (%s) cannot be used: %v", id, err)}
+	}
+	if j.Image != nil && (m.W() != j.Image.W() || m.H() != j.Image.H()) {
+		return nil, Errorf(CodeInvalidMask, "the mask is %dx%d but the photo is %dx%d; a mask must match its photo",
+			m.W(), m.H(), j.Image.W(), j.Image.H())
+	}
+	return m, nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/png"
 	"io"
 	"log/slog"
 	"os"
@@ -419,6 +420,59 @@ func BenchmarkBasePipeline9MP(b *testing.B) {
 		fa.out = nil
 		if _, err := p.Run(context.Background(), Request{OrderID: "o", Inputs: []string{"in0"}, Options: r, Assets: fa}, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func writeMask(t *testing.T, w, h int) string {
+	t.Helper()
+	m := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := h / 4; y < h/2; y++ {
+		for x := w / 4; x < w/2; x++ {
+			m.Pix[y*m.Stride+x*4+0], m.Pix[y*m.Stride+x*4+1], m.Pix[y*m.Stride+x*4+2], m.Pix[y*m.Stride+x*4+3] = 255, 255, 255, 255
+		}
+	}
+	p := fmt.Sprintf("%s/mask_%dx%d.png", t.TempDir(), w, h)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, m); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadMask(t *testing.T) {
+	fa := photos(t, kimA)
+	fa.paths["mask"] = writeMask(t, 752, 500)
+	fa.paths["small-mask"] = writeMask(t, 100, 50)
+	fa.paths["photo"] = fa.paths["in0"]
+	p := New(Config{Logger: quiet()})
+	var got *imaging.Image
+	var errs []error
+	p.Register(Step{Name: StepMagicEraser, Run: func(ctx context.Context, j *Job) error {
+		m, err := j.LoadMask()
+		got = m
+		errs = append(errs, err)
+		return err
+	}})
+	run := func(mask string) error {
+		r := resolved(t, core.Options{GenEdit: ptr("magic_eraser"), Mask: ptr("0b7c6a1e-8f33-4a52-9d1e-2f6b7c8d9e0a")})
+		r.Mask = mask
+		_, err := p.Run(context.Background(), Request{OrderID: "o" + mask, Inputs: []string{"in0"}, Options: r, Assets: fa}, nil)
+		return err
+	}
+	if err := run("mask"); err != nil {
+		t.Fatal(err)
+	}
+	if got.C != 1 || got.W() != 752 || got.At(752*3/8, 500*3/8, 0) < 0.99 || got.At(10, 10, 0) != 0 {
+		t.Fatalf("mask decoded as %dx%d/%d, inside %.2f outside %.2f", got.W(), got.H(), got.C, got.At(282, 187, 0), got.At(10, 10, 0))
+	}
+	for mask, code := range map[string]string{"small-mask": CodeInvalidMask, "photo": CodeInvalidMask, "gone": CodeInputUnavailable} {
+		if err := run(mask); CodeOf(err) != code {
+			t.Errorf("mask %s: %v (code %s), want %s", mask, err, CodeOf(err), code)
 		}
 	}
 }
