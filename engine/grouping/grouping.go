@@ -503,7 +503,5 @@ func exposureDistance(a, b Photo) float64 {
 	return math.NaN()
 }
 
-
-
 // ErrNoPhotos is returned by callers that need at least one scene.
 var ErrNoPhotos = errors.New("no photos found")
