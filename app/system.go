@@ -16,14 +16,14 @@ import (
 // system is one running Porchlight: the database, the engine and the front doors
 // that the configuration enables, all supervised together.
 type system struct {
-	cfg  *Config
-	log  *slog.Logger
-	db   *store.DB
+	cfg    *Config
+	log    *slog.Logger
+	db     *store.DB
 	keys   *keys.Service
 	assets *assets.Service
 	engine *engine.Engine
 	api    *localapi.Server // nil when the API is off
-	sup  *Supervisor
+	sup    *Supervisor
 }
 
 // buildOptions say which front doors to start.
@@ -93,12 +93,19 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 
 	if opt.api {
 		sys.api, err = localapi.New(localapi.Config{
-			Listen:      cfg.Listen,
-			OnListening: opt.onListening,
-			Logger:      log,
-			RateLimits:  localapi.RateLimits{Disabled: !cfg.API.RateLimit},
-			CORSOrigins: cfg.API.CORSOrigins,
-		}, localapi.Deps{Keys: sys.keys})
+			Listen: cfg.Listen,
+			// Signed storage addresses point at the bound address, known only now.
+			OnListening: func(addr string) {
+				sys.assets.SetBaseURL("http://" + addr)
+				if opt.onListening != nil {
+					opt.onListening(addr)
+				}
+			},
+			Logger:       log,
+			RateLimits:   localapi.RateLimits{Disabled: !cfg.API.RateLimit},
+			CORSOrigins:  cfg.API.CORSOrigins,
+			PingInterval: cfg.Events.PingInterval,
+		}, localapi.Deps{Keys: sys.keys, Assets: sys.assets, Engine: sys.engine})
 		if err != nil {
 			return nil, err
 		}

@@ -136,6 +136,16 @@ func operation(b *schemaBuilder, rt *Route, head bool) (map[string]any, error) {
 		}
 		params = append(params, p)
 	}
+	for _, h := range rt.Headers {
+		p := map[string]any{"name": h.Name, "in": "header", "required": h.Required, "schema": h.Schema}
+		if h.Schema == nil {
+			p["schema"] = Schema{"type": "string"}
+		}
+		if h.Description != "" {
+			p["description"] = h.Description
+		}
+		params = append(params, p)
+	}
 	if len(params) > 0 {
 		op["parameters"] = params
 	}
@@ -171,6 +181,15 @@ func operation(b *schemaBuilder, rt *Route, head bool) (map[string]any, error) {
 		if strings.Contains(ct, "json") {
 			body = Schema{"type": "object"}
 		}
+		if rt.StreamSchema != nil {
+			ms, err := b.of(rt.StreamSchema)
+			if err != nil {
+				return nil, fmt.Errorf("stream message: %w", err)
+			}
+			// Each message is JSON text; the extension names its schema.
+			body["contentMediaType"] = "application/json"
+			body["x-message-schema"] = ms
+		}
 		success["content"] = map[string]any{ct: map[string]any{"schema": body}}
 	default:
 		ds, err := b.of(rt.Response)
@@ -182,6 +201,11 @@ func operation(b *schemaBuilder, rt *Route, head bool) (map[string]any, error) {
 		}}}
 	}
 	responses[strconv.Itoa(rt.Status)] = success
+	for _, c := range rt.AlsoStatus {
+		also := clone(success)
+		also["description"] = http.StatusText(c)
+		responses[strconv.Itoa(c)] = also
+	}
 
 	codes := map[int]string{
 		http.StatusForbidden:           "the Host header does not name this server, or the key lacks the scope",

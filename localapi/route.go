@@ -68,6 +68,14 @@ type Route struct {
 	StreamType string
 	StreamDoc  string
 	Errors     []int // error statuses besides those the access rule and budget imply
+	// AlsoStatus lists further success statuses the handler may answer with the
+	// same data (an export answers 202 when it is new, 200 when it exists).
+	AlsoStatus []int
+	// Headers are request headers the route reads (Idempotency-Key, Last-Event-ID).
+	Headers []Param
+	// StreamSchema describes one message of an event stream (an SSE data: line, a
+	// WebSocket text message): a Go value of its type, or a Schema.
+	StreamSchema any
 }
 
 // Param is a query parameter.

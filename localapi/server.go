@@ -12,6 +12,8 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/keys"
 )
 
@@ -20,6 +22,9 @@ const DefaultListen = "127.0.0.1:8787"
 
 // DefaultMaxBodyBytes bounds a JSON request body (413 above).
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultPingInterval is how often event streams send a ping (spec: 15 seconds).
+const DefaultPingInterval = 15 * time.Second
 
 // Config is how the server listens and behaves. The zero value is usable: it
 // binds DefaultListen with rate limits on and no CORS.
@@ -46,6 +51,10 @@ type Config struct {
 	// (set per request, so streams are not cut); 60 s when 0.
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration // how long Serve waits for requests in flight; 10 s when 0
+
+	// PingInterval is how often SSE streams and WebSocket connections send a ping;
+	// DefaultPingInterval when 0.
+	PingInterval time.Duration
 }
 
 // Deps are the services the routes call. Keys is required; the rest may be nil
@@ -55,6 +64,12 @@ type Deps struct {
 	// Available reports whether a feature can run now (a model backend is
 	// configured for it); nil means features that need a backend are unavailable.
 	Available func(featureKey string) bool
+	// Assets is the asset store behind /v1/assets and the signed /storage/
+	// addresses; nil leaves those routes out.
+	Assets *assets.Service
+	// Engine runs orders and batches and carries their events; nil leaves the
+	// order, batch, event and WebSocket routes out.
+	Engine engine.API
 }
 
 // Server is the /v1 HTTP server.
@@ -70,6 +85,8 @@ type Server struct {
 	cors   *corsPolicy
 
 	openapiJSON []byte
+
+	tickets *ticketStore // WebSocket tickets; nil without an engine
 
 	handler http.Handler
 
@@ -100,6 +117,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = DefaultPingInterval
 	}
 	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, now: cfg.Clock, stopping: make(chan struct{})}
 	if s.log == nil {

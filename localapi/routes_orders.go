@@ -1,0 +1,198 @@
+package localapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
+)
+
+// Orders: submission (with an optional Idempotency-Key), the summary and
+// cancellation.
+func init() { addRouteGroup("orders", (*Server).orderRoutes) }
+
+// HeaderIdempotencyKey makes a submission safe to repeat: the same key and body
+// within a day answer the first order (or batch) again.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// orderCreated is the answer of POST /v1/orders: the spec's orderId and
+// inputCount, then the summary.
+type orderCreated struct {
+	OrderID    string `json:"orderId"`
+	InputCount int    `json:"inputCount"`
+	core.OrderSummary
+}
+
+var idempotencyHeader = Param{
+	Name: HeaderIdempotencyKey,
+	Description: "up to 255 printable ASCII characters; repeating the same request with the same key within " +
+		"24 hours answers the first result again, a different request under a used key answers 409",
+}
+
+func (s *Server) orderRoutes() {
+	eng := s.deps.Engine
+	if eng == nil {
+		return
+	}
+	s.handle(Route{
+		Method: http.MethodPost, Path: "/v1/orders", Status: http.StatusCreated,
+		Summary: "Submit an order",
+		Description: "One scene: 1 to 5 ready uploads (the exposure brackets) and the options of any features. " +
+			"The order runs in the background; follow it with GET /v1/orders/{id} or its event stream.",
+		Headers:  []Param{idempotencyHeader},
+		Request:  orderRequestSchema(),
+		Response: orderCreated{},
+		Errors:   []int{http.StatusConflict},
+		Handle: func(r *http.Request) (int, any, error) {
+			fields, err := decodeFields(r)
+			if err != nil {
+				return 0, nil, err
+			}
+			inputs, opts, err := sceneOf(fields)
+			if err != nil {
+				return 0, nil, err
+			}
+			sum, err := eng.Submit(Owner(r), inputs, opts, r.Header.Get(HeaderIdempotencyKey))
+			if err != nil {
+				return 0, nil, err
+			}
+			return 0, orderCreated{OrderID: sum.OrderUUID, InputCount: len(sum.Inputs), OrderSummary: sum}, nil
+		},
+	})
+	s.handle(Route{
+		Method: http.MethodGet, Path: "/v1/orders/{id}",
+		Summary:  "An order's summary",
+		Response: core.OrderSummary{},
+		Errors:   []int{http.StatusNotFound},
+		Handle: func(r *http.Request) (int, any, error) {
+			sum, err := eng.Order(Owner(r), PathVar(r, "id"))
+			if err != nil {
+				return 0, nil, err
+			}
+			return 0, sum, nil
+		},
+	})
+	s.handle(Route{
+		Method: http.MethodPost, Path: "/v1/orders/{id}/cancel",
+		Summary: "Cancel an order",
+		Description: "A pending or running order becomes cancelled; repeating answers the same summary. " +
+			"A completed, failed or expired order answers 409, also when completion won a race with the cancel.",
+		Response: core.OrderSummary{},
+		Errors:   []int{http.StatusNotFound, http.StatusConflict},
+		Handle: func(r *http.Request) (int, any, error) {
+			sum, err := eng.Cancel(Owner(r), PathVar(r, "id"))
+			if err != nil {
+				return 0, nil, err
+			}
+			return 0, sum, nil
+		},
+	})
+}
+
+// decodeFields reads a JSON object body member by member, so the option fields
+// can go to the catalog's decoder, which names unknown fields and bad values.
+func decodeFields(r *http.Request) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := DecodeJSON(r, &fields); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
+
+// sceneOf splits an order's (or a batch scene's) members into its inputs and its
+// options. Errors name the field relative to the object.
+func sceneOf(fields map[string]json.RawMessage) ([]string, core.Options, error) {
+	raw, ok := fields["inputs"]
+	if !ok || isNull(raw) {
+		return nil, core.Options{}, core.Invalid("inputs", "required: 1 to %d asset ids (the brackets of one scene)", catalog.MaxInputs)
+	}
+	inputs, err := stringList("inputs", raw)
+	if err != nil {
+		return nil, core.Options{}, err
+	}
+	rest := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		if k != "inputs" {
+			rest[k] = v
+		}
+	}
+	opts, err := catalog.DecodeOptions(rest)
+	if err != nil {
+		return nil, core.Options{}, err
+	}
+	return inputs, opts, nil
+}
+
+// stringList decodes a JSON array of strings, naming the item that is not one.
+func stringList(field string, raw json.RawMessage) ([]string, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, core.Invalid(field, "must be an array of asset ids")
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it, &out[i]); err != nil || isNull(it) {
+			return nil, core.Invalid(fmt.Sprintf("%s[%d]", field, i), "must be an asset id (a UUID string)")
+		}
+	}
+	return out, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// optionSchemas describes every order option of the catalog's table.
+func optionSchemas() Schema {
+	props := Schema{}
+	for _, p := range catalog.Params() {
+		var s Schema
+		switch p.Type {
+		case catalog.TypeBoolean:
+			s = Schema{"type": "boolean"}
+		case catalog.TypeNumber:
+			s = Schema{"type": "number"}
+		case catalog.TypeInteger:
+			s = Schema{"type": "integer"}
+		case catalog.TypeEnum:
+			enum := make([]any, len(p.Enum))
+			for i, e := range p.Enum {
+				enum[i] = e
+			}
+			s = Schema{"type": "string", "enum": enum}
+		case catalog.TypeUUID:
+			s = Schema{"type": "string", "format": "uuid"}
+		case catalog.TypeArray:
+			s = Schema{"type": "array", "items": Schema{"type": "string"}}
+		default:
+			s = Schema{"type": "string"}
+		}
+		if p.Min != nil {
+			s["minimum"] = *p.Min
+		}
+		if p.Max != nil {
+			s["maximum"] = *p.Max
+		}
+		if p.MaxLength > 0 {
+			s["maxLength"] = p.MaxLength
+		}
+		if p.Default != nil {
+			s["default"] = p.Default
+		}
+		props[p.Name] = s
+	}
+	return props
+}
+
+func inputsSchema() Schema {
+	return Schema{"type": "array", "minItems": 1, "maxItems": catalog.MaxInputs,
+		"items":       Schema{"type": "string", "format": "uuid"},
+		"description": "ready uploads owned by the key: the exposure brackets of one scene"}
+}
+
+func orderRequestSchema() Schema {
+	props := optionSchemas()
+	props["inputs"] = inputsSchema()
+	return Schema{"type": "object", "required": []any{"inputs"}, "properties": props, "additionalProperties": false}
+}
