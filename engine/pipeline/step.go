@@ -125,6 +125,7 @@ type Job struct {
 
 	notes    []string
 	progress func(frac float64)
+	ref      int // 1 + index of the reference bracket once chosen, 0 before
 }
 
 // Note records something a step decided not to do or did differently, shown to
