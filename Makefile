@@ -16,7 +16,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 	opencv-data xvfb xauth exiftool imagemagick
 
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
-ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv
+ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
 .PHONY: setup build run serve test test-short bench bench-anchors fuzz vet fmt package clean
 

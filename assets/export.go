@@ -3,6 +3,7 @@ package assets
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,8 +23,8 @@ const (
 	MaxExportEdge = 10000
 )
 
-// normalizeExport validates opt and fills defaults: quality 92 when 0.
-func normalizeExport(opt core.ExportOptions) (core.ExportOptions, error) {
+// NormalizeExport validates opt and fills defaults: quality 92 when 0.
+func NormalizeExport(opt core.ExportOptions) (core.ExportOptions, error) {
 	opt.Format = strings.ToLower(strings.TrimSpace(opt.Format))
 	if opt.Format == "" {
 		return opt, core.Invalid("format", "is required: jpeg, png or webp")
@@ -69,7 +70,7 @@ func effectiveEdge(maxEdge, w, h int) int {
 // ready (created false); asking again after it failed starts a new attempt under the
 // same id (created true). The export is produced in the background.
 func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.Asset, bool, error) {
-	opt, err := normalizeExport(opt)
+	opt, err := NormalizeExport(opt)
 	if err != nil {
 		return core.Asset{}, false, err
 	}
@@ -224,10 +225,30 @@ func (s *Service) encodeExport(src *record, opt core.ExportOptions) (*blobs.Writ
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("open source: %w", err)
 	}
-	img, meta, err := codec.Decode(f, src.Size, codec.DecodeOptions{MaxPixels: -1, ScaleToMaxEdge: opt.MaxEdge})
-	f.Close()
+	defer f.Close()
+	w, err := s.blobs.Create(0)
 	if err != nil {
 		return nil, 0, 0, err
+	}
+	width, height, err := Repackage(f, src.Size, opt, s.cfg.KeepGPS, w)
+	if err != nil {
+		w.Abort()
+		return nil, 0, 0, err
+	}
+	return w, width, height, nil
+}
+
+// Repackage decodes an image, fits it within opt.MaxEdge (never enlarging) and encodes
+// it in opt.Format at opt.Quality, keeping the photographer's metadata (GPS only with
+// keepGPS). It is the whole of an export; the `export` command calls it on files.
+func Repackage(r io.ReaderAt, size int64, opt core.ExportOptions, keepGPS bool, w io.Writer) (width, height int, err error) {
+	opt, err = NormalizeExport(opt)
+	if err != nil {
+		return 0, 0, err
+	}
+	img, meta, err := codec.Decode(r, size, codec.DecodeOptions{MaxPixels: -1, ScaleToMaxEdge: opt.MaxEdge})
+	if err != nil {
+		return 0, 0, err
 	}
 	if opt.MaxEdge > 0 {
 		// The decoder may stop at a scale above the target (JPEG DCT scaling); finish
@@ -236,14 +257,8 @@ func (s *Service) encodeExport(src *record, opt core.ExportOptions) (*blobs.Writ
 			img = imaging.Resize(img, tw, th)
 		}
 	}
-	w, err := s.blobs.Create(0)
-	if err != nil {
-		return nil, 0, 0, err
+	if err := codec.Encode(w, img, codec.EncodeOptions{Format: opt.Format, Quality: opt.Quality, Meta: &meta, KeepGPS: keepGPS}); err != nil {
+		return 0, 0, err
 	}
-	err = codec.Encode(w, img, codec.EncodeOptions{Format: opt.Format, Quality: opt.Quality, Meta: &meta, KeepGPS: s.cfg.KeepGPS})
-	if err != nil {
-		w.Abort()
-		return nil, 0, 0, err
-	}
-	return w, img.W(), img.H(), nil
+	return img.W(), img.H(), nil
 }
