@@ -47,7 +47,7 @@ echo
 echo "== develop: 3 x 21 MP brackets -> aligned, merged, toned JPEG q92 ($RUNS runs, median) =="
 B=("$OFFICE/IMG_6961.JPG" "$OFFICE/IMG_6963.JPG" "$OFFICE/IMG_6965.JPG")
 pl=$(median "$PL" process -q --tonecraft --quality 92 -o "$OUT/pl.jpg" "${B[@]}")
-cv=$(median python3 scripts/opencv_merge.py "$OUT/cv.jpg" "${B[@]}")
+cv=$(median "${PYTHON:-/usr/bin/python3}" scripts/opencv_merge.py "$OUT/cv.jpg" "${B[@]}")
 en=$(median bash -c "align_image_stack -a '$OUT/al_' ${B[*]} && enfuse -o '$OUT/en.tif' '$OUT'/al_*.tif && convert '$OUT/en.tif' -quality 92 '$OUT/en.jpg'")
 printf 'porchlight process         %6.2f s  peak %s MB (target < 1024)\n' "$pl" "$(peak_mb "$PL" process -q --tonecraft -o "$OUT/pl2.jpg" "${B[@]}")"
 printf 'opencv mtb+mertens         %6.2f s  (porchlight is %sx faster; target >= 4)\n' "$cv" "$(ratio "$cv" "$pl")"
