@@ -74,7 +74,8 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			}
 			r, err := getRecord(tx, string(v))
 			if err != nil {
-				return err
+				e.log.Error("unreadable order record at the head of the queue", "order", string(v), "err", err)
+				return errDangling
 			}
 			if r == nil || r.Status != core.OrderPending || r.Seq != store.Btoi(k) {
 				return errDangling
