@@ -52,7 +52,8 @@ type Meta struct {
 	Orientation int    // EXIF orientation 1-8 (0 when absent)
 	Thumbnail   []byte // embedded EXIF JPEG thumbnail, nil if none
 
-	exifColorSpace int // EXIF ColorSpace tag: 1 sRGB, 0xFFFF uncalibrated
+	exifColorSpace  int  // EXIF ColorSpace tag: 1 sRGB, 0xFFFF uncalibrated
+	adobeRGBInterop bool // EXIF interoperability index R03 (DCF Adobe RGB option)
 }
 
 // DecodeOptions bound a decode.

@@ -146,6 +146,17 @@ func exifSubIFD(t *tiffFile, d ifd, m *Meta) {
 			m.exifColorSpace = int(v)
 		}
 	}
+	// DCF cameras shooting Adobe RGB write no ICC profile: ColorSpace is "uncalibrated"
+	// and the interoperability index says "R03".
+	if e, ok := get(0xA005); ok {
+		if off, ok := t.uint(e); ok {
+			if d, err := t.readIFD(off); err == nil {
+				if ie, ok := d.find(0x0001); ok && t.str(ie) == "R03" {
+					m.adobeRGBInterop = true
+				}
+			}
+		}
+	}
 	var dto, sub, off string
 	if e, ok := get(tagDateTimeOriginal); ok {
 		dto = t.str(e)

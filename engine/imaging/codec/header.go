@@ -86,6 +86,9 @@ func readHeader(r io.ReaderAt, size int64) (*header, error) {
 			h.profile = p
 		}
 	}
+	if h.profile == nil && h.model == "rgb" && h.meta.exifColorSpace == 0xFFFF && h.meta.adobeRGBInterop {
+		h.profile = adobeRGBProfile()
+	}
 	if h.profile != nil {
 		h.meta.ICCName = h.profile.Description
 	}

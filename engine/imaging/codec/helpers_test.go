@@ -279,3 +279,18 @@ func newRGB(w, h int) *imaging.Image {
 	}
 	return m
 }
+
+// lumaCorrelation is the Pearson correlation of the sRGB-encoded luma of two images.
+func lumaCorrelation(a, b *imaging.Image) float64 {
+	var sa, sb, saa, sbb, sab float64
+	n := float64(a.W() * a.H())
+	for y := 0; y < a.H(); y++ {
+		for x := 0; x < a.W(); x++ {
+			la := float64(imaging.LinearToSRGB(0.2126*a.At(x, y, 0) + 0.7152*a.At(x, y, 1) + 0.0722*a.At(x, y, 2)))
+			lb := float64(imaging.LinearToSRGB(0.2126*b.At(x, y, 0) + 0.7152*b.At(x, y, 1) + 0.0722*b.At(x, y, 2)))
+			sa, sb, saa, sbb, sab = sa+la, sb+lb, saa+la*la, sbb+lb*lb, sab+la*lb
+		}
+	}
+	cov := sab/n - sa/n*sb/n
+	return cov / math.Sqrt((saa/n-sa/n*sa/n)*(sbb/n-sb/n*sb/n))
+}

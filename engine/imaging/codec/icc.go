@@ -149,10 +149,11 @@ func parseICC(b []byte) (*iccProfile, error) {
 func (p *iccProfile) adaptToD50() {
 	m := p.toXYZ
 	sum := [3]float64{m[0] + m[1] + m[2], m[3] + m[4] + m[5], m[6] + m[7] + m[8]}
-	if near3(sum, d50, 0.01) || p.white[1] == 0 || !near3(sum, p.white, 0.01) {
+	w := p.white
+	if near3(sum, d50, 0.01) || !(w[0] > 0.5 && w[1] > 0.5 && w[2] > 0.3) || !near3(sum, w, 0.01) {
 		return
 	}
-	p.toXYZ = mul3(bradford(p.white, d50), m)
+	p.toXYZ = mul3(bradford(w, d50), m)
 }
 
 func iccXYZ(b []byte) ([3]float64, bool) {
@@ -283,7 +284,11 @@ func (p *iccProfile) lut(n int) [3][]float32 {
 		}
 		t[c] = make([]float32, n)
 		for i := range t[c] {
-			t[c][i] = float32(p.trc[c].eval(float64(i) / float64(n-1)))
+			v := p.trc[c].eval(float64(i) / float64(n-1))
+			if !(v > 0) { // negative or NaN from a malformed curve
+				v = 0
+			}
+			t[c][i] = float32(min(v, 1))
 		}
 	}
 	return t
@@ -425,4 +430,12 @@ func invert3(m [9]float64) ([9]float64, bool) {
 
 func near3(a, b [3]float64, tol float64) bool {
 	return math.Abs(a[0]-b[0]) < tol && math.Abs(a[1]-b[1]) < tol && math.Abs(a[2]-b[2]) < tol
+}
+
+// adobeRGBProfile is Adobe RGB (1998): its published primaries, D65 white and a pure
+// 563/256 power curve.
+func adobeRGBProfile() *iccProfile {
+	c := iccCurve{gamma: 563.0 / 256}
+	return &iccProfile{Description: "Adobe RGB (1998)", ColorSpace: "RGB ", hasMatrix: true,
+		toXYZ: primariesD50(0.64, 0.33, 0.21, 0.71, 0.15, 0.06, 0.3127, 0.3290), trc: [3]iccCurve{c, c, c}}
 }

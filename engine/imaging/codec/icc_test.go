@@ -108,3 +108,22 @@ func TestICCGarbageIsIgnored(t *testing.T) {
 		t.Fatalf("a malformed profile changed the decode (name %q)", m.ICCName)
 	}
 }
+
+// A camera in Adobe RGB mode marks the JPEG by EXIF alone (ColorSpace uncalibrated,
+// interoperability index R03); it must decode like the same JPEG tagged with a real
+// Adobe RGB profile.
+func TestDCFAdobeRGBWithoutProfile(t *testing.T) {
+	needTool(t, "exiftool")
+	src := testphotosPath(t, "brackets", "house_interior_kim", "C.jpg")
+	out := t.TempDir() + "/dcf.jpg"
+	run(t, "exiftool", "-q", "-ExifIFD:ColorSpace=Uncalibrated", "-InteropIndex=R03 - DCF option file (Adobe RGB)", "-o", out, src)
+	b := readFile(t, out)
+	if in := probeBytes(t, b); in.ColorSpace != "Adobe RGB (1998)" {
+		t.Fatalf("ColorSpace %q", in.ColorSpace)
+	}
+	img, _ := decodeBytes(t, b, DecodeOptions{})
+	ref, _ := decodeBytes(t, withICC(readFile(t, src), readICCFile(t, "a98.icc")), DecodeOptions{})
+	if d := meanAbsDiff8(t, img, ref); d > 0.3 {
+		t.Errorf("differs from the a98.icc-tagged decode by %.2f codes", d)
+	}
+}

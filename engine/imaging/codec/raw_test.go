@@ -194,3 +194,24 @@ func TestRawMosaicDNG(t *testing.T) {
 		}
 	}
 }
+
+// The CRW embeds a 1440x960 JPEG preview; thumbnails up to that size come from it and
+// still have the photo's own fitted size.
+func TestRawThumbnailUsesEmbeddedPreview(t *testing.T) {
+	b := readPhoto(t, "raw", "CRW.CRW")
+	start := time.Now()
+	th, err := Thumbnail(newReader(b), int64(len(b)), 800)
+	fast := time.Since(start)
+	if err != nil || th.W() != 800 || th.H() != 532 {
+		t.Fatalf("thumbnail %v %v", th, err)
+	}
+	start = time.Now()
+	dev, _ := decodeBytes(t, b, DecodeOptions{ScaleToMaxEdge: 800})
+	slow := time.Since(start)
+	// Same scene and orientation, though the camera's tone curve differs from our
+	// linear development: compare the structure of small versions by correlation.
+	if r := lumaCorrelation(imaging.Resize(th, 100, 66), imaging.Resize(dev, 100, 66)); r < 0.9 {
+		t.Errorf("preview does not show the developed scene: correlation %.3f", r)
+	}
+	t.Logf("preview thumbnail %v, half-size development %v", fast, slow)
+}

@@ -4,6 +4,34 @@ package codec
 #cgo pkg-config: libwebp
 #include <stdlib.h>
 #include <webp/encode.h>
+
+// pl_webp_encode compresses RGB or RGBA lossily at quality q with libwebp's default
+// preset and method, using its multi-threaded paths. The output is freed with
+// WebPFree (through WebPMemoryWriterClear's allocator).
+static int pl_webp_encode(const uint8_t *pix, int w, int h, int stride, int alpha, float q,
+                          uint8_t **out, size_t *n) {
+	WebPConfig config;
+	if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, q)) return -1;
+	config.thread_level = 1;
+	if (!WebPValidateConfig(&config)) return -1;
+	WebPPicture pic;
+	if (!WebPPictureInit(&pic)) return -1;
+	pic.width = w;
+	pic.height = h;
+	int ok = alpha ? WebPPictureImportRGBA(&pic, pix, stride) : WebPPictureImportRGB(&pic, pix, stride);
+	if (!ok) { WebPPictureFree(&pic); return -2; }
+	WebPMemoryWriter wr;
+	WebPMemoryWriterInit(&wr);
+	pic.writer = WebPMemoryWrite;
+	pic.custom_ptr = &wr;
+	ok = WebPEncode(&config, &pic);
+	int code = pic.error_code;
+	WebPPictureFree(&pic);
+	if (!ok) { WebPMemoryWriterClear(&wr); return code > 0 ? code : -3; }
+	*out = wr.mem;
+	*n = wr.size;
+	return 0;
+}
 */
 import "C"
 
@@ -32,14 +60,13 @@ func encodeWebP(w io.Writer, img *imaging.Image, q int, opt EncodeOptions) error
 	pix := toSRGB8(img, ch)
 	var out *C.uint8_t
 	var n C.size_t
-	p := (*C.uint8_t)(unsafe.Pointer(&pix[0]))
+	a := C.int(0)
 	if alpha {
-		n = C.WebPEncodeRGBA(p, C.int(width), C.int(height), C.int(width*4), C.float(q), &out)
-	} else {
-		n = C.WebPEncodeRGB(p, C.int(width), C.int(height), C.int(width*3), C.float(q), &out)
+		a = 1
 	}
-	if n == 0 || out == nil {
-		return fmt.Errorf("encode webp: libwebp failed on a %dx%d image", width, height)
+	p := (*C.uint8_t)(unsafe.Pointer(&pix[0]))
+	if code := C.pl_webp_encode(p, C.int(width), C.int(height), C.int(width*ch), a, C.float(q), &out, &n); code != 0 || out == nil {
+		return fmt.Errorf("encode webp: libwebp failed on a %dx%d image (error %d)", width, height, int(code))
 	}
 	defer C.WebPFree(unsafe.Pointer(out))
 	simple := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(n))
