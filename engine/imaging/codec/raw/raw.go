@@ -131,8 +131,7 @@ type Info struct {
 	FocalLength   float64 // mm
 	Time          time.Time
 	Colors        int
-	HasJPEGThumb  bool
-	ThumbW        int
+	ThumbW        int // size of the embedded preview, 0 if none
 	ThumbH        int
 }
 
@@ -170,8 +169,7 @@ func info(c *C.pl_info) Info {
 		Lens: C.GoString(&c.lens[0]), Artist: C.GoString(&c.artist[0]),
 		ISO: float64(c.iso), Shutter: float64(c.shutter), Aperture: float64(c.aperture),
 		FocalLength: float64(c.focal), Colors: int(c.colors),
-		HasJPEGThumb: c.thumb_format == C.LIBRAW_THUMBNAIL_JPEG,
-		ThumbW:       int(c.thumb_width), ThumbH: int(c.thumb_height),
+		ThumbW: int(c.thumb_width), ThumbH: int(c.thumb_height),
 	}
 	if c.timestamp > 0 {
 		in.Time = time.Unix(int64(c.timestamp), 0).UTC()
