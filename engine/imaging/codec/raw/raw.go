@@ -185,8 +185,8 @@ func pinned(data []byte, fn func(p unsafe.Pointer, n C.size_t)) {
 	fn(unsafe.Pointer(&data[0]), C.size_t(len(data)))
 }
 
-// Probe parses the headers only.
-func Probe(data []byte) (Info, error) {
+// probeLocal parses the headers only, in this process.
+func probeLocal(data []byte) (Info, error) {
 	if len(data) == 0 {
 		return Info{}, &Error{Code: C.LIBRAW_FILE_UNSUPPORTED, Op: "open"}
 	}
@@ -214,16 +214,17 @@ type Image struct {
 	Pix           []uint16
 }
 
-// Develop demosaics and colour-corrects the file into linear sRGB. half develops at
-// half size (each 2×2 Bayer block to one pixel), four times less work.
-func Develop(data []byte, half bool) (*Image, Info, error) {
+// developLocal develops in this process and hands the header information and the
+// pixels, still in LibRaw's memory, to emit (nc is 3 for RGB or 1 for monochrome
+// sensors).
+func developLocal(data []byte, half bool, emit func(in Info, w, h, nc int, pix []uint16) error) (Info, error) {
 	if len(data) == 0 {
-		return nil, Info{}, &Error{Code: C.LIBRAW_FILE_UNSUPPORTED, Op: "open"}
+		return Info{}, &Error{Code: C.LIBRAW_FILE_UNSUPPORTED, Op: "open"}
 	}
 	var ci C.pl_info
 	var code, dataErr C.int
-	var img *Image
 	var fail error
+	var w, ht int
 	pinned(data, func(p unsafe.Pointer, n C.size_t) {
 		h := C.int(0)
 		if half {
@@ -247,32 +248,39 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 			fail = fmt.Errorf("raw: unexpected developed image (type %d, %d bits, %d colours)", pi._type, pi.bits, pi.colors)
 			return
 		}
-		w, ht, nc := int(pi.width), int(pi.height), int(pi.colors)
+		nc := int(pi.colors)
+		w, ht = int(pi.width), int(pi.height)
 		if w <= 0 || ht <= 0 || int(pi.data_size) < w*ht*nc*2 {
 			fail = ErrNoImage
 			return
 		}
-		src := unsafe.Slice((*uint16)(unsafe.Pointer(&pi.data[0])), w*ht*nc)
-		out := &Image{Width: w, Height: ht, Pix: make([]uint16, w*ht*3)}
-		if nc == 3 {
-			copy(out.Pix, src)
-		} else {
-			for i, v := range src {
-				out.Pix[i*3], out.Pix[i*3+1], out.Pix[i*3+2] = v, v, v
-			}
-		}
-		img = out
+		in := info(&ci)
+		in.Width, in.Height = w, ht
+		fail = emit(in, w, ht, nc, unsafe.Slice((*uint16)(unsafe.Pointer(&pi.data[0])), w*ht*nc))
 	})
 	if fail != nil {
-		return nil, Info{}, fail
+		return Info{}, fail
 	}
 	in := info(&ci)
-	in.Width, in.Height = img.Width, img.Height
-	return img, in, nil
+	in.Width, in.Height = w, ht
+	return in, nil
 }
 
-// Thumbnail returns the embedded JPEG preview, if the file has one.
-func Thumbnail(data []byte) ([]byte, error) {
+// toImage copies developed samples into an RGB Image.
+func toImage(w, h, nc int, src []uint16) *Image {
+	out := &Image{Width: w, Height: h, Pix: make([]uint16, w*h*3)}
+	if nc == 3 {
+		copy(out.Pix, src)
+		return out
+	}
+	for i, v := range src {
+		out.Pix[i*3], out.Pix[i*3+1], out.Pix[i*3+2] = v, v, v
+	}
+	return out
+}
+
+// thumbnailLocal returns the embedded JPEG preview, in this process.
+func thumbnailLocal(data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, &Error{Code: C.LIBRAW_FILE_UNSUPPORTED, Op: "open"}
 	}

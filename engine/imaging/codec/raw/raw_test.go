@@ -58,3 +58,18 @@ func TestRejectsNonRaw(t *testing.T) {
 		}
 	}
 }
+
+// A malformed DNG (found by fuzzing) that makes LibRaw 0.20 segfault in its TIFF parser
+// when reading from memory: the crash stays in the worker process.
+func TestLibRawCrashIsContained(t *testing.T) {
+	b, err := os.ReadFile("testdata/libraw-segfault.dng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Probe(b); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("Probe: err = %v, want ErrCrashed", err)
+	}
+	if _, _, err := Develop(b, false); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("Develop: err = %v, want ErrCrashed", err)
+	}
+}
