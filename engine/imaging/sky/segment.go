@@ -1,0 +1,236 @@
+package sky
+
+import (
+	"math"
+	"slices"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Segmentation tuning, in CIELAB units at the working resolution.
+const (
+	seedTexMax   = 1.6  // seeds are smooth
+	seedStepMax  = 3.0  // colour step allowed between neighbouring seed pixels
+	bgTexMin     = 3.0  // clearly textured pixels teach the non-sky model
+	skyComps     = 4    // mixture sizes
+	bgComps      = 8    //
+	pairGamma    = 18.0 // strength of the contrast-sensitive smoothness term
+	texWeight    = 1.2  // cost per texture unit above texFree for the sky label
+	texFree      = 1.2  //
+	posWeight    = 3.0  // cost of sky at the bottom edge (grows with the square of y)
+	llrClamp     = 12.0 // bound on the colour log-likelihood ratio
+	cutRounds    = 2    // colour model re-estimated from the cut this many times
+	minSeedShare = 0.01 // seeds must cover this much of the frame
+)
+
+// labelling is the hard segmentation at the working resolution.
+type labelling struct {
+	w, h   int
+	sky    []bool
+	reason string // why no sky was found; empty when found
+	stats  skyStats
+}
+
+// segmentWork labels sky pixels of a small linear RGB image.
+func segmentWork(img *imaging.Image) *labelling {
+	f := computeFeatures(img)
+	w, h := f.w, f.h
+	lab := &labelling{w: w, h: h, sky: make([]bool, w*h)}
+	seed := seedSky(f)
+	nSeed := 0
+	for _, s := range seed {
+		if s {
+			nSeed++
+		}
+	}
+	if float64(nSeed) < minSeedShare*float64(w*h) {
+		lab.reason = "no smooth bright region reaches the top edge"
+		return lab
+	}
+	var skyIdx, bgIdx []int32
+	for p := range seed {
+		y := p / w
+		switch {
+		case seed[p]:
+			skyIdx = append(skyIdx, int32(p))
+		case f.tex[p] > bgTexMin || y > h*3/5 || foliage(f.lab[p*3+1], f.lab[p*3+2]):
+			bgIdx = append(bgIdx, int32(p))
+		}
+	}
+	if len(bgIdx) == 0 {
+		lab.reason = "the whole frame looks like open sky"
+		return lab
+	}
+	skyM, bgM := fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
+	beta := contrastBeta(f)
+	for round := 0; ; round++ {
+		cutSky(f, skyM, bgM, beta, lab.sky)
+		keepTopConnected(lab.sky, w, h)
+		if round == cutRounds {
+			break
+		}
+		skyIdx, bgIdx = skyIdx[:0], bgIdx[:0]
+		for p, s := range lab.sky {
+			if s {
+				skyIdx = append(skyIdx, int32(p))
+			} else {
+				bgIdx = append(bgIdx, int32(p))
+			}
+		}
+		if len(skyIdx) == 0 || len(bgIdx) == 0 {
+			break
+		}
+		skyM, bgM = fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
+	}
+	lab.stats = measure(f, lab.sky)
+	lab.reason = lab.stats.verdict()
+	if lab.reason != "" {
+		clear(lab.sky)
+	}
+	return lab
+}
+
+// foliage reports saturated green-yellow colours that sky never has.
+func foliage(a, b float32) bool { return a < -6 && b > 6 }
+
+// seedSky floods from the top edge through smooth, bright, non-foliage pixels whose
+// colour changes only gradually: the part of the sky we are sure of.
+func seedSky(f *features) []bool {
+	w, h := f.w, f.h
+	ls := make([]float32, 0, w*h)
+	for p := 0; p < w*h; p++ {
+		ls = append(ls, f.lab[p*3])
+	}
+	slices.Sort(ls)
+	lMin := max(ls[len(ls)*2/5], 25)
+	ok := func(p int) bool {
+		o := p * 3
+		return f.tex[p] < seedTexMax && f.lab[o] >= lMin && !foliage(f.lab[o+1], f.lab[o+2])
+	}
+	seed := make([]bool, w*h)
+	stack := make([]int32, 0, 1024)
+	for x := 0; x < w; x++ {
+		if ok(x) {
+			seed[x] = true
+			stack = append(stack, int32(x))
+		}
+	}
+	for len(stack) > 0 {
+		p := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		x, y := p%w, p/w
+		for d := 0; d < 4; d++ {
+			nx, ny := x+gridDX[d], y+gridDY[d]
+			if nx < 0 || ny < 0 || nx >= w || ny >= h {
+				continue
+			}
+			q := ny*w + nx
+			if seed[q] || !ok(q) || labDist2(f.lab, p, q) > seedStepMax*seedStepMax {
+				continue
+			}
+			seed[q] = true
+			stack = append(stack, int32(q))
+		}
+	}
+	return seed
+}
+
+func labDist2(lab []float32, p, q int) float32 {
+	dl := lab[p*3] - lab[q*3]
+	da := lab[p*3+1] - lab[q*3+1]
+	db := lab[p*3+2] - lab[q*3+2]
+	return dl*dl + da*da + db*db
+}
+
+// contrastBeta is 1/(2<dE^2>) over neighbouring pixels, so the smoothness term adapts
+// to the image's own contrast (as in GrabCut).
+func contrastBeta(f *features) float64 {
+	s, n := 0.0, 0
+	for y := 0; y < f.h-1; y++ {
+		for x := 0; x < f.w-1; x++ {
+			p := y*f.w + x
+			s += float64(labDist2(f.lab, p, p+1)) + float64(labDist2(f.lab, p, p+f.w))
+			n += 2
+		}
+	}
+	if s == 0 {
+		return 1
+	}
+	return float64(n) / (2 * s)
+}
+
+// cutSky minimises colour + texture + position unaries and contrast-sensitive
+// smoothness with one minimum cut; sky is the source side.
+func cutSky(f *features, skyM, bgM *gmm, beta float64, out []bool) {
+	w, h := f.w, f.h
+	g := newCutGraph(w, h)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			fy := float64(y) / float64(max(h-1, 1))
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				o := p * 3
+				llr := skyM.logLik(f.lab[o], f.lab[o+1], f.lab[o+2]) - bgM.logLik(f.lab[o], f.lab[o+1], f.lab[o+2])
+				llr = math.Max(-llrClamp, math.Min(llrClamp, llr))
+				costSky := -llr/2 + texWeight*math.Max(0, float64(f.tex[p])-texFree) + posWeight*fy*fy
+				costBg := llr / 2
+				g.setTerminal(p, float32(costSky), float32(costBg))
+				for d := 0; d < gridK; d += 2 {
+					nx, ny := x+gridDX[d], y+gridDY[d]
+					if nx < 0 || ny < 0 || nx >= w || ny >= h {
+						continue
+					}
+					dist := 1.0
+					if gridDX[d] != 0 && gridDY[d] != 0 {
+						dist = math.Sqrt2
+					}
+					c := pairGamma / dist * math.Exp(-beta*float64(labDist2(f.lab, p, ny*w+nx)))
+					// Only the arcs from p are written here (rows are split across
+					// workers); the reverse arcs are filled below.
+					g.cap[p*gridK+d] = float32(c)
+				}
+			}
+		}
+	})
+	for p := 0; p < w*h; p++ {
+		for d := 0; d < gridK; d += 2 {
+			if q := g.neighbour(int32(p), d); q >= 0 {
+				g.cap[int(q)*gridK+(d^1)] = g.cap[p*gridK+d]
+			}
+		}
+	}
+	g.solve()
+	for p := range out {
+		out[p] = g.sourceSide(p)
+	}
+}
+
+// keepTopConnected clears sky components that do not touch the top edge: a window
+// reflecting the sky or a pale wall under an eave is enclosed by the building.
+func keepTopConnected(sky []bool, w, h int) {
+	keep := make([]bool, len(sky))
+	stack := make([]int32, 0, 1024)
+	for x := 0; x < w; x++ {
+		if sky[x] {
+			keep[x] = true
+			stack = append(stack, int32(x))
+		}
+	}
+	for len(stack) > 0 {
+		p := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		x, y := p%w, p/w
+		for d := 0; d < 4; d++ {
+			nx, ny := x+gridDX[d], y+gridDY[d]
+			if nx < 0 || ny < 0 || nx >= w || ny >= h {
+				continue
+			}
+			q := ny*w + nx
+			if sky[q] && !keep[q] {
+				keep[q] = true
+				stack = append(stack, int32(q))
+			}
+		}
+	}
+	copy(sky, keep)
+}

@@ -1,0 +1,198 @@
+package sky
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// segEdge is the long edge of the working copy the sky is segmented on.
+const segEdge = 512
+
+// minEdge is the smallest image side accepted: below it there is no sky to speak of.
+const minEdge = 16
+
+// ErrInvalid marks bad input: no image, too few channels, too small, or an unknown
+// style. Errors returned by this package wrap it.
+var ErrInvalid = errors.New("invalid sky input")
+
+// Result describes what the segmentation found.
+type Result struct {
+	Found    bool    // a sky to replace was found
+	Fraction float64 // share of the frame covered by sky (mean matte value)
+	Reason   string  // why no sky was found; empty when Found
+}
+
+// analysis is the shared front half of Segment and Replace.
+type analysis struct {
+	img    *imaging.Image
+	guide  *imaging.Image // linear RGB, long edge at most matteEdge
+	label  *labelling     // hard labelling at segEdge
+	mask   []float32      // labelling resampled to the guide, 0..1
+	matte  *matteModel
+	result Result
+}
+
+func validate(img *imaging.Image) error {
+	switch {
+	case img == nil:
+		return fmt.Errorf("sky: no image: %w", ErrInvalid)
+	case img.C < 3:
+		return fmt.Errorf("sky: need an RGB image, got %d channel(s): %w", img.C, ErrInvalid)
+	case img.W() < minEdge || img.H() < minEdge:
+		return fmt.Errorf("sky: image %dx%d is smaller than %dx%d: %w", img.W(), img.H(), minEdge, minEdge, ErrInvalid)
+	case len(img.Pix) < (img.H()-1)*img.Stride+img.W()*img.C:
+		return fmt.Errorf("sky: pixel buffer shorter than %dx%dx%d: %w", img.W(), img.H(), img.C, ErrInvalid)
+	}
+	return nil
+}
+
+func analyse(img *imaging.Image) (*analysis, error) {
+	if err := validate(img); err != nil {
+		return nil, err
+	}
+	a := &analysis{img: img}
+	a.guide = shrink(img, matteEdge)
+	sw, sh := imaging.FitWithin(a.guide.W(), a.guide.H(), segEdge)
+	work := a.guide
+	if sw != a.guide.W() || sh != a.guide.H() {
+		work = imaging.Resize(a.guide, sw, sh)
+	}
+	a.label = segmentWork(work)
+	if a.label.reason != "" {
+		a.result = Result{Reason: a.label.reason}
+		return a, nil
+	}
+	a.mask = upsampleMask(a.label, a.guide.W(), a.guide.H())
+	a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask)
+	a.result = Result{Found: true}
+	return a, nil
+}
+
+// Segment finds the sky of a linear RGB(A) image. It returns a one-channel matte of the
+// image's size (1 = sky, soft at the skyline) and what it found. When there is no sky
+// the matte is all zero and Result.Reason says why.
+func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
+	a, err := analyse(img)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	w, h := img.W(), img.H()
+	matte := imaging.New(w, h, 1)
+	if !a.result.Found {
+		return matte, a.result, nil
+	}
+	sums := make([]float64, imaging.Workers())
+	imaging.Bands(h, func(worker, y0, y1 int) {
+		scratch := make([]float32, w*coefPlanes)
+		s := 0.0
+		for y := y0; y < y1; y++ {
+			dst := matte.Row(y)
+			a.matte.alphaRow(y, img.Row(y), img.C, dst, scratch)
+			for _, v := range dst {
+				s += float64(v)
+			}
+		}
+		sums[worker] = s
+	})
+	total := 0.0
+	for _, s := range sums {
+		total += s
+	}
+	a.result.Fraction = total / float64(w*h)
+	return matte, a.result, nil
+}
+
+// shrink returns a linear RGB copy of img whose long edge is at most edge (img's own
+// first three channels when it already fits). Large reductions first average whole
+// blocks, which is exact and cheap, then finish with Lanczos.
+func shrink(img *imaging.Image, edge int) *imaging.Image {
+	src := img
+	if img.C != 3 {
+		src = rgbOnly(img)
+	}
+	w, h := src.W(), src.H()
+	tw, th := imaging.FitWithin(w, h, edge)
+	if tw == w && th == h {
+		return src
+	}
+	if k := min(w/tw, h/th); k >= 2 {
+		src = blockMean(src, k)
+	}
+	return imaging.Resize(src, tw, th)
+}
+
+func rgbOnly(img *imaging.Image) *imaging.Image {
+	w, h := img.W(), img.H()
+	out := imaging.New(w, h, 3)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			s, d := img.Row(y), out.Row(y)
+			for x := 0; x < w; x++ {
+				copy(d[x*3:x*3+3], s[x*img.C:x*img.C+3])
+			}
+		}
+	})
+	return out
+}
+
+// blockMean averages k x k blocks of a 3-channel image (partial blocks at the right and
+// bottom edges are dropped: at most k-1 pixels of a large image).
+func blockMean(src *imaging.Image, k int) *imaging.Image {
+	w, h := src.W()/k, src.H()/k
+	out := imaging.New(w, h, 3)
+	inv := 1 / float32(k*k)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			d := out.Row(y)
+			for yy := y * k; yy < y*k+k; yy++ {
+				s := src.Row(yy)
+				for x := 0; x < w; x++ {
+					b := x * k * 3
+					var r, g, bl float32
+					for i := 0; i < k; i++ {
+						r += s[b+i*3]
+						g += s[b+i*3+1]
+						bl += s[b+i*3+2]
+					}
+					d[x*3] += r
+					d[x*3+1] += g
+					d[x*3+2] += bl
+				}
+			}
+			for i := range d {
+				d[i] *= inv
+			}
+		}
+	})
+	return out
+}
+
+// upsampleMask resamples the hard labelling to w x h with bilinear weights.
+func upsampleMask(l *labelling, w, h int) []float32 {
+	out := make([]float32, w*h)
+	x0, x1, fx := bilinearTaps(w, l.w)
+	y0, y1, fy := bilinearTaps(h, l.h)
+	val := func(p int) float32 {
+		if l.sky[p] {
+			return 1
+		}
+		return 0
+	}
+	imaging.Bands(h, func(_, ya, yb int) {
+		for y := ya; y < yb; y++ {
+			r0, r1 := int(y0[y])*l.w, int(y1[y])*l.w
+			for x := 0; x < w; x++ {
+				a, b := int(x0[x]), int(x1[x])
+				top := val(r0+a) + fx[x]*(val(r0+b)-val(r0+a))
+				bot := val(r1+a) + fx[x]*(val(r1+b)-val(r1+a))
+				out[y*w+x] = top + fy[y]*(bot-top)
+			}
+		}
+	})
+	return out
+}
+
+var _ = math.Abs
