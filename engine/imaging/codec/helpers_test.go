@@ -257,9 +257,8 @@ func readFile(tb testing.TB, p string) []byte {
 	return b
 }
 
-// isProgressive reports whether a JPEG's frame is progressive (test helper on Info for
-// brevity; it rescans the header).
-func (Info) isProgressive(b []byte) bool {
+// jpegIsProgressive reports whether a JPEG's frame is progressive.
+func jpegIsProgressive(b []byte) bool {
 	h, err := scanJPEG(bytes.NewReader(b), int64(len(b)))
 	return err == nil && h.progressive
 }

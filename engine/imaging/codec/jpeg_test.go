@@ -106,7 +106,7 @@ func TestDecodeJPEGVariants(t *testing.T) {
 	prog := dir + "/prog.jpg"
 	run(t, "convert", src, "-interlace", "JPEG", "-quality", "95", prog)
 	pb := readFile(t, prog)
-	if !probeBytes(t, pb).isProgressive(pb) {
+	if !jpegIsProgressive(pb) {
 		t.Fatal("fixture is not progressive")
 	}
 	img, _ := decodeBytes(t, pb, DecodeOptions{})

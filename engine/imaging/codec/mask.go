@@ -18,6 +18,18 @@ import (
 // Grayscale and black-and-white PNGs are accepted as masks too. A PNG that is neither
 // transparent nor neutral gray is a photo, and is refused, as is any other format.
 func DecodeMask(r io.ReaderAt, size int64) (*imaging.Image, error) {
+	if size > 0 {
+		head, err := readHead(r, size)
+		if err != nil {
+			return nil, err
+		}
+		if f := Sniff(head); f != FormatPNG {
+			if f == "" {
+				f = "an unknown format"
+			}
+			return nil, unsupported("a mask must be a PNG (white on transparent), not %s", f)
+		}
+	}
 	h, err := readHeader(r, size)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 func pngBytes(t *testing.T, m image.Image) []byte {
@@ -114,10 +116,7 @@ func TestThumbnail(t *testing.T) {
 	}
 }
 
-func mean(m interface {
-	Row(int) []float32
-	H() int
-}) float64 {
+func mean(m *imaging.Image) float64 {
 	var s float64
 	n := 0
 	for y := 0; y < m.H(); y++ {

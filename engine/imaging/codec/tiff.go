@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"errors"
 	"io"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -67,7 +68,14 @@ func probeTIFF(r io.ReaderAt, size int64) (*header, error) {
 }
 
 func decodeTIFF(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
+	if h.model == "cmyk" {
+		return nil, unsupported("CMYK TIFF is not supported; convert it to RGB first")
+	}
 	m, err := tiff.Decode(io.NewSectionReader(r, 0, size))
+	var ue tiff.UnsupportedError
+	if errors.As(err, &ue) {
+		return nil, unsupported("TIFF with %s is not supported", string(ue))
+	}
 	if err != nil {
 		return nil, unreadable(err, "decoding TIFF")
 	}
