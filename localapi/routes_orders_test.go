@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/png"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -248,5 +249,66 @@ func TestIdempotencyKeyThroughTheAPI(t *testing.T) {
 	f.want(late, 201)
 	if late.data()["orderId"] != id || late.data()["status"] != "completed" {
 		t.Errorf("late repeat answered %v", late.data())
+	}
+}
+
+// The document of the whole server (every route group wired) validates, matches
+// the router, and says what the new routes need.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	f := startFull(t)
+	doc := loadDoc(t, f.srv.openapiJSON)
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.json does not validate: %v", err)
+	}
+	served, documented := routerOperations(t, f.srv.router), documentedOperations(t, f.srv.openapiJSON)
+	if undoc, phantom := drift(served, documented); len(undoc)+len(phantom) > 0 {
+		t.Fatalf("undocumented %q, phantom %q", undoc, phantom)
+	}
+	for _, op := range []string{
+		"POST /v1/assets", "POST /v1/assets/{id}/uploaded", "GET /v1/assets/{id}/status", "GET /v1/assets/{id}",
+		"POST /v1/assets/{id}/exports", "DELETE /v1/assets/{id}", "PUT /storage/upload/{id}", "GET /storage/download/{id}",
+		"HEAD /storage/download/{id}", "POST /v1/orders", "GET /v1/orders/{id}", "POST /v1/orders/{id}/cancel",
+		"GET /v1/orders/{id}/events", "POST /v1/batches", "GET /v1/batches/{id}", "POST /v1/batches/{id}/cancel",
+		"GET /v1/batches/{id}/events", "GET /v1/events", "POST /v1/ws-ticket", "GET /v1/ws",
+	} {
+		if !slices.Contains(documented, op) {
+			t.Errorf("%s is not documented", op)
+		}
+	}
+	for _, op := range []string{"HEAD /v1/events", "HEAD /v1/orders/{id}/events"} {
+		if slices.Contains(served, op) {
+			t.Errorf("%s is served", op)
+		}
+	}
+	orders := doc.Paths.Find("/v1/orders").Post
+	if orders.Parameters.GetByInAndName("header", HeaderIdempotencyKey) == nil {
+		t.Error("POST /v1/orders does not document Idempotency-Key")
+	}
+	body := orders.RequestBody.Value.Content.Get("application/json").Schema.Value
+	for _, name := range []string{"inputs", "perspective", "quality", "gen_edit", "mask"} {
+		if body.Properties[name] == nil {
+			t.Errorf("the order request does not document %s", name)
+		}
+	}
+	if q := body.Properties["quality"].Value; q.Min == nil || *q.Min != 1 || q.Max == nil || *q.Max != 100 {
+		t.Errorf("quality bounds %v %v", q.Min, q.Max)
+	}
+	exports := doc.Paths.Find("/v1/assets/{id}/exports").Post
+	if exports.Responses.Status(202) == nil || exports.Responses.Status(200) == nil {
+		t.Error("exports do not document both 202 and 200")
+	}
+	ev := doc.Paths.Find("/v1/orders/{id}/events").Get
+	if ev.Parameters.GetByInAndName("header", HeaderLastEventID) == nil {
+		t.Error("the order stream does not document Last-Event-ID")
+	}
+	sse := ev.Responses.Status(200).Value.Content.Get("text/event-stream")
+	if sse == nil || sse.Schema.Value.Extensions["x-message-schema"] == nil {
+		t.Error("the order stream does not document its message schema")
+	}
+	if ev.Responses.Status(200).Value.Headers[HeaderRateLimit] != nil {
+		t.Error("an event stream documents rate limit headers")
+	}
+	if doc.Paths.Find("/storage/upload/{id}").Put.Security == nil || len(*doc.Paths.Find("/storage/upload/{id}").Put.Security) != 0 {
+		t.Error("the signed upload address is not documented as public")
 	}
 }
