@@ -1,0 +1,237 @@
+package hotfolder
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// imageExts are the file name extensions a hot folder takes (those the asset store
+// ingests). Everything else in the folder is left alone.
+var imageExts = map[string]bool{
+	".jpg": true, ".jpeg": true, ".png": true, ".webp": true, ".tif": true, ".tiff": true,
+	".heic": true, ".heif": true, ".dng": true, ".cr2": true, ".cr3": true, ".crw": true,
+	".nef": true, ".arw": true, ".raf": true, ".orf": true, ".rw2": true,
+}
+
+// rawExts are camera RAW extensions: a JPEG with the same name is its twin.
+var rawExts = map[string]bool{
+	".dng": true, ".cr2": true, ".cr3": true, ".crw": true, ".nef": true, ".arw": true,
+	".raf": true, ".orf": true, ".rw2": true,
+}
+
+// partialSuffixes mark files that a browser, a copy tool or an editor is still
+// writing, or that are not photos at all.
+var partialSuffixes = []string{
+	".part", ".partial", ".tmp", ".temp", "~", ".crdownload", ".download", ".opdownload",
+	".filepart", ".!ut", ".!qb", ".swp", ".lock", ".inprogress",
+}
+
+// junkNames are system files that are never photos.
+var junkNames = map[string]bool{"thumbs.db": true, ".ds_store": true, "desktop.ini": true, "icon\r": true}
+
+// takeable reports whether a file name can be a finished photo: not hidden (which
+// also covers AppleDouble "._x" files and rsync's ".x.XXXXXX" temporaries), not a
+// known partial or temporary name, and an image by its extension.
+func takeable(name string) bool {
+	lower := strings.ToLower(name)
+	if name == "" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "~$") || junkNames[lower] {
+		return false
+	}
+	for _, s := range partialSuffixes {
+		if strings.HasSuffix(lower, s) {
+			return false
+		}
+	}
+	return imageExts[filepath.Ext(lower)]
+}
+
+// maxDepth bounds how deep below the input folder files are taken.
+const maxDepth = 8
+
+// fileInfo is one candidate file found by a scan.
+type fileInfo struct {
+	rel     string // relative to the input, with '/' separators
+	domain  string // first path element for files in subfolders, "" for loose files
+	size    int64
+	mtimeNs int64
+}
+
+// listFiles walks the input folder and returns the candidate files. Hidden folders,
+// the done, errors and output folders and symbolic links are not entered. A missing
+// or unreadable input folder is an error (the caller pauses the folder).
+func listFiles(input string, skip []string) ([]fileInfo, error) {
+	st, err := os.Stat(input)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", input)
+	}
+	var out []fileInfo
+	err = filepath.WalkDir(input, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == input {
+				return err
+			}
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir // unreadable subfolder: skip it, keep the rest
+			}
+			return nil
+		}
+		if p == input {
+			return nil
+		}
+		rel, _ := filepath.Rel(input, p)
+		name := d.Name()
+		if d.IsDir() {
+			if strings.HasPrefix(name, ".") || strings.Count(rel, string(filepath.Separator)) >= maxDepth {
+				return filepath.SkipDir
+			}
+			for _, s := range skip {
+				if p == s {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !takeable(name) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished meanwhile
+		}
+		rel = filepath.ToSlash(rel)
+		domain := ""
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			domain = rel[:i]
+		}
+		out = append(out, fileInfo{rel: rel, domain: domain, size: info.Size(), mtimeNs: info.ModTime().UnixNano()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// hashFile returns the sha256 of a file and checks that its size is still the one
+// the scan saw.
+func hashFile(p string, size int64) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	if n != size {
+		return "", errChanged
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// errChanged reports a file whose bytes changed after it settled.
+var errChanged = errors.New("the file changed while it was read")
+
+// incomplete reports why a file that stopped growing is still not a whole photo,
+// from its last bytes: a JPEG ends with its EOI marker (some cameras pad after it,
+// so the last 4 kB are searched) and a PNG with its IEND chunk. Other formats are
+// trusted to the size and mtime check. "" means it looks whole.
+func incomplete(p string, size int64) string {
+	ext := strings.ToLower(filepath.Ext(p))
+	if ext != ".jpg" && ext != ".jpeg" && ext != ".png" {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	n := min(size, 4096)
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, size-n); err != nil {
+		return ""
+	}
+	switch ext {
+	case ".png":
+		iend := []byte{0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82}
+		if !bytes.HasSuffix(tail, iend) {
+			return "the PNG has no end chunk yet"
+		}
+	default:
+		if !bytes.Contains(tail, []byte{0xFF, 0xD9}) {
+			return "the JPEG has no end marker yet"
+		}
+	}
+	return ""
+}
+
+// twinOf groups files by folder and stem and returns, for each JPEG (or other
+// non-RAW) file whose frame also exists as a RAW file, the RAW file's path: the RAW
+// holds more of the highlights, so it is the input and the JPEG travels with it.
+func twinOf(rels []string) map[string]string {
+	raws := map[string]string{}
+	for _, r := range rels {
+		if rawExts[strings.ToLower(filepath.Ext(r))] {
+			raws[twinKey(r)] = r
+		}
+	}
+	out := map[string]string{}
+	for _, r := range rels {
+		if rawExts[strings.ToLower(filepath.Ext(r))] {
+			continue
+		}
+		if raw, ok := raws[twinKey(r)]; ok {
+			out[r] = raw
+		}
+	}
+	return out
+}
+
+func twinKey(rel string) string {
+	return strings.ToLower(strings.TrimSuffix(rel, filepath.Ext(rel)))
+}
+
+// naturalLess compares names with digit runs as numbers ("IMG_9" before "IMG_10"),
+// as file browsers sort them.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}

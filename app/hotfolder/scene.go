@@ -1,0 +1,466 @@
+package hotfolder
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+)
+
+// retryAfter is the wait before a scene whose step failed for a passing reason (a
+// full disk, an unplugged output drive) is tried again.
+const retryAfter = 2 * time.Second
+
+// errWait says a scene is waiting on something the follower watches.
+var errWait = errors.New("waiting")
+
+// advance moves one scene as far as it can go now. Each stage's action can be
+// repeated safely, so a crash anywhere only repeats the last action.
+func (f *folder) advance(ctx context.Context, it item) {
+	f.mu.Lock()
+	cur := f.active[it.id]
+	var s *sceneRecord
+	if cur != nil {
+		c := *cur
+		s = &c
+	}
+	f.mu.Unlock()
+	if s == nil {
+		return
+	}
+	for ctx.Err() == nil && s.Stage != stageDone {
+		var err error
+		switch s.Stage {
+		case stageGrouped:
+			err = f.upload(it, s)
+		case stageUploaded:
+			err = f.submit(it, s)
+		case stageSubmitted:
+			err = f.await(it, s)
+		case stageFinished:
+			err = f.deliver(s)
+		default:
+			err = fmt.Errorf("unknown stage %q", s.Stage)
+		}
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, errWait):
+			return
+		case errors.Is(err, errDissolved):
+			f.svc.follow.releaseUpload(it)
+			return
+		default:
+			f.setError(fmt.Errorf("scene %s: %w", s.Label, err))
+			f.svc.queue.pushAfter(ctx, it, retryAfter)
+			return
+		}
+	}
+}
+
+// save journals s and makes it the scene's current state.
+func (f *folder) save(s *sceneRecord) error {
+	if err := f.j.putScene(s); err != nil {
+		return err
+	}
+	c := *s
+	f.mu.Lock()
+	f.active[s.ID] = &c
+	f.mu.Unlock()
+	return nil
+}
+
+// fail settles s as failed with a reason, to be delivered to the errors folder.
+func (f *folder) fail(s *sceneRecord, code, reason string) error {
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, code, reason, time.Now()
+	return f.save(s)
+}
+
+// errDissolved says a scene was taken apart because its files changed.
+var errDissolved = errors.New("scene dissolved")
+
+// upload adds the scene's files to the asset store. A file whose bytes are no
+// longer those hashed when it settled dissolves the scene: its files go back to the
+// scan, which takes them again once they settle.
+func (f *folder) upload(it item, s *sceneRecord) error {
+	if !f.svc.follow.acquireUpload(it) {
+		return errWait
+	}
+	ids := make([]string, 0, len(s.Files))
+	cleanup := func() {
+		for _, id := range ids {
+			f.svc.deps.Assets.Delete(s.Owner, id)
+		}
+	}
+	for _, ref := range s.Files {
+		id, err := f.addFile(s.Owner, ref)
+		switch {
+		case errors.Is(err, errChanged):
+			cleanup()
+			return f.dissolve(s, fmt.Sprintf("%s changed after it settled", ref.Rel))
+		case errors.Is(err, os.ErrNotExist):
+			cleanup()
+			f.svc.follow.releaseUpload(it)
+			return f.fail(s, "input_missing", fmt.Sprintf("%s was removed from the input folder before it was imported", ref.Rel))
+		case core.KindOf(err) == core.KindInvalid:
+			cleanup()
+			f.svc.follow.releaseUpload(it)
+			return f.fail(s, "input_refused", fmt.Sprintf("%s: %v", ref.Rel, err))
+		case err != nil:
+			cleanup()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	s.Assets, s.Stage = ids, stageUploaded
+	if err := f.save(s); err != nil {
+		cleanup()
+		return err
+	}
+	return nil
+}
+
+// addFile uploads one file, checking on the way that its bytes are the hashed ones.
+func (f *folder) addFile(owner string, ref fileRef) (string, error) {
+	p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+	fh, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	h := sha256.New()
+	a, err := f.svc.deps.Assets.Add(owner, filepath.Base(p), "application/octet-stream", io.TeeReader(fh, h))
+	if err != nil {
+		return "", fmt.Errorf("import %s: %w", ref.Rel, err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != ref.SHA256 {
+		f.svc.deps.Assets.Delete(owner, a.ID)
+		return "", errChanged
+	}
+	return a.ID, nil
+}
+
+func (f *folder) dissolve(s *sceneRecord, why string) error {
+	if err := f.j.dissolveScene(s); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	delete(f.active, s.ID)
+	for _, ref := range append(slices.Clone(s.Files), s.Extras...) {
+		delete(f.files, ref.Rel)
+	}
+	f.mu.Unlock()
+	f.log.Info("scene taken apart; its files are read again once they settle", "scene", s.Label, "reason", why)
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+	return errDissolved
+}
+
+// submit waits for the scene's assets to be ingested and submits its order. The
+// Idempotency-Key comes from the scene and its files' content, and the assets are
+// journaled, so a submission repeated after a crash answers the same order.
+func (f *folder) submit(it item, s *sceneRecord) error {
+	var failed []string
+	for i, id := range s.Assets {
+		a, err := f.svc.deps.Assets.Get(s.Owner, id)
+		if err != nil {
+			if core.KindOf(err) == core.KindNotFound {
+				failed = append(failed, fmt.Sprintf("%s: its imported copy was deleted", s.Files[i].Rel))
+				continue
+			}
+			return err
+		}
+		switch a.Status {
+		case core.AssetReady:
+		case core.AssetFailed:
+			failed = append(failed, fmt.Sprintf("%s: %s (%s)", s.Files[i].Rel, a.Reason, a.Code))
+		default:
+			f.svc.follow.waitAssets(it, s.Owner, s.Assets)
+			return errWait
+		}
+	}
+	f.svc.follow.releaseUpload(it)
+	if len(failed) > 0 {
+		return f.fail(s, "input_unreadable", strings.Join(failed, "; "))
+	}
+	o, err := f.svc.deps.Engine.Submit(s.Owner, s.Assets, s.Options, idempotencyKey(f.cfg.Name, s))
+	if err != nil {
+		if k := core.KindOf(err); k != core.KindInternal {
+			return f.fail(s, "order_refused", err.Error())
+		}
+		return err
+	}
+	s.OrderID, s.Stage, s.Submitted = o.OrderUUID, stageSubmitted, time.Now()
+	if err := f.save(s); err != nil {
+		return err
+	}
+	f.log.Debug("scene submitted", "scene", s.Label, "order", s.OrderID, "inputs", len(s.Files))
+	return nil
+}
+
+// idempotencyKey is "hotfolder-" and the sha256 of the folder, the scene and its
+// inputs' content hashes.
+func idempotencyKey(folder string, s *sceneRecord) string {
+	h := sha256.New()
+	io.WriteString(h, folder+"\x00"+s.ID)
+	for _, ref := range s.Files {
+		io.WriteString(h, "\x00"+ref.SHA256)
+	}
+	return "hotfolder-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// await checks the scene's order and records its outcome once it settled.
+func (f *folder) await(it item, s *sceneRecord) error {
+	o, err := f.svc.deps.Engine.Order(s.Owner, s.OrderID)
+	if err != nil {
+		if core.KindOf(err) == core.KindNotFound {
+			return f.fail(s, "order_missing", fmt.Sprintf("order %s no longer exists", s.OrderID))
+		}
+		return err
+	}
+	if !o.Status.Terminal() {
+		f.svc.follow.trackOrder(s.OrderID, s.Owner, it)
+		return errWait
+	}
+	s.Stage, s.Finished, s.Recipes, s.Notes = stageFinished, time.Now(), o.Recipes, o.Notes
+	if o.Status == core.OrderCompleted {
+		s.Outcome, s.OutputAsset = outcomeCompleted, o.OutputAssetID
+	} else {
+		s.Outcome, s.ErrorCode = outcomeFailed, o.ErrorCode
+		s.Error = o.Error
+		if s.Error == "" {
+			s.Error = "the order was " + string(o.Status)
+		}
+		if s.ErrorCode == "" {
+			s.ErrorCode = string(o.Status)
+		}
+	}
+	return f.save(s)
+}
+
+// deliver writes a completed scene's output and sidecar and handles its originals,
+// or moves a failed scene's inputs to the errors folder with its report; then the
+// scene is done.
+func (f *folder) deliver(s *sceneRecord) error {
+	var err error
+	if s.Outcome == outcomeCompleted {
+		err = f.deliverOutput(s)
+	} else {
+		err = f.deliverFailure(s)
+	}
+	if err != nil {
+		return err
+	}
+	return f.complete(s)
+}
+
+func (f *folder) deliverOutput(s *sceneRecord) error {
+	dir := f.cfg.Output
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("the output folder %s is not reachable; the result waits", dir)
+	}
+	temp := tempName(s.ID, "output")
+	if s.Output == "" {
+		if placed(dir, temp, s.Writing) {
+			s.Output = s.Writing
+		} else if err := f.writeOutput(s, dir, temp); err != nil {
+			if errors.Is(err, errOutputGone) {
+				return f.deliverFailure(s)
+			}
+			return err
+		}
+		if err := f.save(s); err != nil {
+			return err
+		}
+	}
+	if f.cfg.Sidecar {
+		s.Sidecar = s.Output + ".json"
+		if err := writeOwned(filepath.Join(dir, s.Sidecar), writeJSON(sidecarOf(f.cfg.Name, s))); err != nil {
+			return err
+		}
+	}
+	return f.handleOriginals(s)
+}
+
+// errOutputGone says a completed order's output vanished before it was written.
+var errOutputGone = errors.New("output gone")
+
+func (f *folder) writeOutput(s *sceneRecord, dir, temp string) error {
+	file, _, err := f.svc.deps.Assets.Open(s.OutputAsset)
+	if err != nil {
+		if k := core.KindOf(err); k == core.KindNotFound || k == core.KindConflict {
+			// The output is gone (deleted from the window): report it as a failure.
+			s.Outcome, s.ErrorCode, s.Writing = outcomeFailed, "output_missing", ""
+			s.Error = fmt.Sprintf("the order completed but its output %s is no longer available: %v", s.OutputAsset, err)
+			if err := f.save(s); err != nil {
+				return err
+			}
+			return errOutputGone
+		}
+		return err
+	}
+	defer file.Close()
+	stem := outputStem(s.Naming, nameFields{Name: stemOf(s.Files[0].Rel), Scene: s.Label, Date: s.Formed, Index: s.Index})
+	name, err := place(dir, stem, extFor(s.Format), temp,
+		func(name string) error { s.Writing = name; return f.save(s) },
+		func(w io.Writer) error { _, err := io.Copy(w, file); return err })
+	if err != nil {
+		return err
+	}
+	s.Output = name
+	return nil
+}
+
+// handleOriginals leaves, moves or deletes a completed scene's input files.
+func (f *folder) handleOriginals(s *sceneRecord) error {
+	switch f.cfg.Originals {
+	case OriginalsMove:
+		return f.moveInputs(s, f.cfg.Done)
+	case OriginalsDelete:
+		for _, ref := range s.allFiles() {
+			p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+			if !f.stillOurs(p, ref) {
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("delete %s: %w", ref.Rel, err)
+			}
+		}
+		f.removeEmptyDirs(s)
+	}
+	return nil
+}
+
+// stillOurs reports whether the file at p is the one the scene took (a file dropped
+// since under the same name is not touched).
+func (f *folder) stillOurs(p string, ref fileRef) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Size() == ref.Size && st.ModTime().UnixNano() == ref.MtimeNs
+}
+
+func (f *folder) moveInputs(s *sceneRecord, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dst, err)
+	}
+	for _, ref := range s.allFiles() {
+		p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+		if !f.stillOurs(p, ref) {
+			continue // moved already, or replaced by a newer file
+		}
+		if _, err := moveFile(p, dst, ref.Rel); err != nil {
+			return fmt.Errorf("move %s to %s: %w", ref.Rel, dst, err)
+		}
+	}
+	f.removeEmptyDirs(s)
+	return nil
+}
+
+// removeEmptyDirs removes the subfolders of the input that the scene emptied.
+func (f *folder) removeEmptyDirs(s *sceneRecord) {
+	dirs := map[string]bool{}
+	for _, ref := range s.allFiles() {
+		for d := filepath.Dir(filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))); d != f.cfg.Input && within(f.cfg.Input, d); d = filepath.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) }) // deepest first
+	for _, d := range list {
+		os.Remove(d) // fails, as it should, while anything is left in it
+	}
+}
+
+func (s *sceneRecord) allFiles() []fileRef { return append(slices.Clone(s.Files), s.Extras...) }
+
+// deliverFailure moves the inputs to the errors folder and writes the report
+// beside them: <scene>.error.txt for people and <scene>.error.json for tools.
+func (f *folder) deliverFailure(s *sceneRecord) error {
+	dir := f.cfg.Errors
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("the errors folder %s is not reachable: %w", dir, err)
+	}
+	if s.Output == "" {
+		temp := tempName(s.ID, "error")
+		if placed(dir, temp, s.Writing) {
+			s.Output = s.Writing
+		} else {
+			name, err := place(dir, safeName(s.Label, "scene")+".error", ".txt", temp,
+				func(name string) error { s.Writing = name; return f.save(s) },
+				func(w io.Writer) error { _, err := io.WriteString(w, errorText(f.cfg.Name, s)); return err })
+			if err != nil {
+				return err
+			}
+			s.Output = name
+		}
+		if err := f.save(s); err != nil {
+			return err
+		}
+	}
+	s.Sidecar = strings.TrimSuffix(s.Output, ".txt") + ".json"
+	if err := writeOwned(filepath.Join(dir, s.Sidecar), writeJSON(sidecarOf(f.cfg.Name, s))); err != nil {
+		return err
+	}
+	return f.moveInputs(s, dir)
+}
+
+// complete journals the scene as done and forgets the files that left the input.
+func (f *folder) complete(s *sceneRecord) error {
+	var forget []string
+	if s.Outcome == outcomeFailed || f.cfg.Originals != OriginalsLeave {
+		for _, ref := range s.allFiles() {
+			forget = append(forget, ref.Rel)
+		}
+	}
+	s.Stage = stageDone
+	c, err := f.j.finishScene(s, forget)
+	if err != nil {
+		s.Stage = stageFinished
+		return err
+	}
+	f.mu.Lock()
+	delete(f.active, s.ID)
+	for _, rel := range forget {
+		if e := f.files[rel]; e != nil && e.Scene == s.ID {
+			delete(f.files, rel)
+		}
+	}
+	f.counts.Done, f.counts.Failed = c.Done, c.Failed
+	f.addActivityLocked(sceneActivity(s))
+	if f.lastErr != "" && strings.HasPrefix(f.lastErr, "scene "+s.Label+":") {
+		f.lastErr = ""
+	}
+	f.mu.Unlock()
+	if s.Outcome == outcomeCompleted {
+		f.log.Info("scene delivered", "scene", s.Label, "output", s.Output, "order", s.OrderID)
+	} else {
+		f.log.Warn("scene failed", "scene", s.Label, "reason", s.Error, "report", s.Output)
+	}
+	return nil
+}
+
+func sceneActivity(s *sceneRecord) Activity {
+	a := Activity{Time: s.Finished, Kind: s.Outcome, Scene: s.Label, Index: s.Index, Files: len(s.Files), OrderID: s.OrderID, Output: s.Output}
+	if s.Outcome == outcomeFailed {
+		a.Message = s.Error
+	}
+	return a
+}
+
+func sortScenesNewestFirst(ss []sceneRecord) {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Finished.After(ss[j].Finished) })
+}

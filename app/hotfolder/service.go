@@ -1,0 +1,259 @@
+// Package hotfolder is Porchlight's watched-folder importer: a studio drops photos
+// into an input folder and finds the finished results in an output folder, with
+// nothing lost and nothing imported twice.
+//
+// A file is taken once it is whole: its size and mtime stayed the same for the
+// settle time, its name is not a partial or hidden one, it can be opened, no other
+// program holds a lock on it or (on Linux) has it open for writing, and a JPEG or PNG
+// has its end marker. Notifications (fsnotify) and a periodic rescan both trigger
+// scans; scenes are formed only once the folder has been quiet for a while, so a
+// burst of files becomes scenes, not one order per file. Each scene becomes one
+// order, submitted as soon as its inputs are ingested, so the first results arrive
+// while a large drop is still being read and one bad file fails only its scene.
+//
+// Every step is journaled in bbolt (see journal.go) before and after it acts, and
+// every action can be repeated: after a crash the journal says where each scene
+// stood, orders are submitted with an Idempotency-Key derived from the scene and its
+// content hashes, outputs are linked into place under names journaled beforehand.
+//
+// Orders belong to an internal standard API key named "hotfolders", created once, so
+// that the window lists their results with everyone else's. Its secret is never
+// shown; revoking the key only makes the next start create a new one.
+package hotfolder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/events"
+	"github.com/porchlight/porchlight/engine/store"
+)
+
+// OwnerKeyName is the name of the API key that owns hot-folder orders.
+const OwnerKeyName = "hotfolders"
+
+// Engine is what the hot folders need of the order engine (*engine.Engine).
+type Engine interface {
+	Submit(owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
+	Order(owner, id string) (core.OrderSummary, error)
+	Events() *events.Bus
+}
+
+// Assets is what the hot folders need of the asset store (*assets.Service).
+type Assets interface {
+	Add(owner, filename, contentType string, body io.Reader) (core.Asset, error)
+	Get(owner, id string) (core.Asset, error)
+	Open(id string) (assets.File, core.Asset, error)
+	Delete(owner, id string) error
+}
+
+// Keys is what the hot folders need of the key service (*keys.Service).
+type Keys interface {
+	List() ([]core.Key, error)
+	Create(name string, scope core.Scope) (core.Key, string, error)
+}
+
+// Deps are the services a hot-folder Service uses.
+type Deps struct {
+	DB     *store.DB
+	Engine Engine
+	Assets Assets
+	Keys   Keys
+	Logger *slog.Logger
+	// Workers is the number of scenes uploaded, submitted or written at once
+	// (default 3).
+	Workers int
+}
+
+// States of a folder in its status.
+const (
+	StateWatching = "watching"
+	StatePaused   = "paused"   // paused from the window, or the input folder is unreachable
+	StateError    = "error"    // running, but the last action failed (LastError says why)
+	StateDisabled = "disabled" // enabled: false in the configuration
+)
+
+// FolderStatus is one hot folder as the window shows it. Pending counts files
+// waiting to become part of a scene; Processing counts scenes between forming and
+// delivery; Done and Failed count scenes since the folder was first configured.
+type FolderStatus struct {
+	Name       string     `json:"name"`
+	Input      string     `json:"input"`
+	Output     string     `json:"output"`
+	State      string     `json:"state"`
+	Reason     string     `json:"reason,omitempty"` // why paused: "paused from the window" or the unreachable folder
+	Pending    int        `json:"pending"`
+	Processing int        `json:"processing"`
+	Done       int        `json:"done"`
+	Failed     int        `json:"failed"`
+	LastError  string     `json:"lastError,omitempty"`
+	Recent     []Activity `json:"recent"`
+}
+
+// Activity is one thing that happened in a folder, newest first in Recent.
+type Activity struct {
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"` // formed, completed, failed, paused, resumed, error
+	Scene   string    `json:"scene,omitempty"`
+	Index   int       `json:"index,omitempty"`
+	Files   int       `json:"files,omitempty"`
+	OrderID string    `json:"orderId,omitempty"`
+	Output  string    `json:"output,omitempty"` // the result (completed) or error report (failed)
+	Message string    `json:"message,omitempty"`
+}
+
+// recentMax is how many activities a folder keeps.
+const recentMax = 50
+
+// retention is how long done scenes stay in the journal (their counts stay).
+const retention = 30 * 24 * time.Hour
+
+// Service runs the hot folders.
+type Service struct {
+	deps   Deps
+	log    *slog.Logger
+	owner  string
+	queue  *workQueue
+	follow *follower
+
+	folders []*folder
+	byName  map[string]*folder
+
+	serving sync.Mutex
+}
+
+// New checks the folders, makes sure the owner key exists and reads the journal.
+// Folders whose input is missing are not an error: they start paused and resume
+// when the folder appears.
+func New(cfgs []Config, deps Deps) (*Service, error) {
+	if deps.DB == nil || deps.Engine == nil || deps.Assets == nil || deps.Keys == nil {
+		return nil, errors.New("hotfolder: New needs the database, the engine, the asset store and the key service")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	if deps.Workers <= 0 {
+		deps.Workers = 3
+	}
+	for i := range cfgs {
+		if err := cfgs[i].check(); err != nil {
+			return nil, fmt.Errorf("hotfolders[%d].%w", i, err)
+		}
+	}
+	if err := checkSet(cfgs); err != nil {
+		return nil, err
+	}
+	owner, err := ownerKey(deps.Keys)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{
+		deps: deps, log: deps.Logger.With("component", "hotfolder"), owner: owner,
+		queue: newWorkQueue(), byName: map[string]*folder{},
+	}
+	s.follow = newFollower(s)
+	for _, c := range cfgs {
+		f, err := newFolder(s, c)
+		if err != nil {
+			return nil, err
+		}
+		s.folders = append(s.folders, f)
+		s.byName[c.Name] = f
+	}
+	return s, nil
+}
+
+// ownerKey returns the uuid of the "hotfolders" key, creating it the first time.
+func ownerKey(k Keys) (string, error) {
+	list, err := k.List()
+	if err != nil {
+		return "", fmt.Errorf("hotfolder: owner key: %w", err)
+	}
+	for _, key := range list { // oldest first
+		if key.Name == OwnerKeyName && key.Scope == core.ScopeStandard {
+			return key.UUID, nil
+		}
+	}
+	key, _, err := k.Create(OwnerKeyName, core.ScopeStandard)
+	if err != nil {
+		return "", fmt.Errorf("hotfolder: create owner key: %w", err)
+	}
+	return key.UUID, nil
+}
+
+// Owner is the key uuid that owns hot-folder orders and assets.
+func (s *Service) Owner() string { return s.owner }
+
+// Serve watches the enabled folders and moves their scenes along until ctx ends.
+// Scenes that were in flight when the last run stopped continue where they were.
+func (s *Service) Serve(ctx context.Context) error {
+	if !s.serving.TryLock() {
+		return errors.New("hotfolder: Serve is already running")
+	}
+	defer s.serving.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.follow.run(ctx) }()
+	for range s.deps.Workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.work(ctx) }()
+	}
+	for _, f := range s.folders {
+		f.resume() // scenes in flight go on even in a paused or disabled folder
+		if !f.cfg.Enabled {
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); f.run(ctx) }()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return nil
+}
+
+func (s *Service) work(ctx context.Context) {
+	for {
+		it, ok := s.queue.pop(ctx)
+		if !ok {
+			return
+		}
+		it.f.advance(ctx, it)
+		s.queue.done(it)
+	}
+}
+
+// Status returns every configured folder's status, in configuration order.
+func (s *Service) Status() []FolderStatus {
+	out := make([]FolderStatus, len(s.folders))
+	for i, f := range s.folders {
+		out[i] = f.status()
+	}
+	return out
+}
+
+// Pause stops a folder from taking new files; scenes already taken are finished
+// and delivered. The pause is remembered across restarts.
+func (s *Service) Pause(name string) error { return s.setPaused(name, true) }
+
+// Resume lets a paused folder take files again.
+func (s *Service) Resume(name string) error { return s.setPaused(name, false) }
+
+func (s *Service) setPaused(name string, paused bool) error {
+	f, ok := s.byName[name]
+	if !ok {
+		return core.NotFound("no hot folder is named %q", name)
+	}
+	if !f.cfg.Enabled {
+		return core.Conflict("hot folder %q is disabled in the configuration", name)
+	}
+	return f.setUserPaused(paused)
+}

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package hotfolder
+
+import (
+	"errors"
+	"os"
+)
+
+// linkUnsupported treats every link error other than an existing name as a file
+// system without hard links; the rename fallback then checks the name itself.
+func linkUnsupported(err error) bool { return !errors.Is(err, os.ErrExist) }
+
+func crossDevice(err error) bool { return false }
+
+func links(fi os.FileInfo) uint64 { return 1 }
