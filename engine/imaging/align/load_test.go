@@ -1,0 +1,52 @@
+package align_test
+
+import (
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/testphotos"
+)
+
+// loadScene decodes every bracket of a test scene, in file-name order.
+func loadScene(t testing.TB, scene string) []*imaging.Image {
+	t.Helper()
+	dir := filepath.Join(testphotos.Dir(t), "brackets", scene)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		n := strings.ToLower(e.Name())
+		if strings.HasSuffix(n, ".jpg") || strings.HasSuffix(n, ".png") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	out := make([]*imaging.Image, len(names))
+	for i, n := range names {
+		out[i] = loadPhoto(t, "brackets", scene, n)
+	}
+	return out
+}
+
+func loadPhoto(t testing.TB, rel ...string) *imaging.Image {
+	t.Helper()
+	f, err := os.Open(testphotos.Path(t, rel...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatalf("decode %v: %v", rel, err)
+	}
+	return imaging.FromImage(m, false)
+}
