@@ -1,0 +1,221 @@
+package tone
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Auto-levels limits, in display values: the black point may move up to maxBlack (a
+// black that high is haze or flare, not shadow) and the white point down to minWhite,
+// so a dim or hazy photo is stretched but a night shot is not turned into day.
+const (
+	levelsLowPct  = 0.005
+	levelsHighPct = 0.995
+	maxBlack      = 0.25
+	minWhite      = 0.60
+	levelsBins    = 4096
+	levelsRange   = 1.25 // histogram span in display values (HDR above 1 lands in range)
+)
+
+// plan is a look compiled for one image: gains, tables and the base layer.
+type plan struct {
+	gains    [3]float32
+	base     *baseLayer
+	gain     *gainTable
+	tone     *lut // nil: only clamp
+	color    colorOps
+	hasColor bool
+	// Levels is the stretch auto-levels chose (display values); zero when off.
+	levelsLo, levelsHi float64
+}
+
+// Result reports what Apply measured and chose, for logs and tests.
+type Result struct {
+	// LevelsBlack and LevelsWhite are the display values auto-levels mapped to 0 and
+	// 1 (0 and 1 when auto-levels was off).
+	LevelsBlack, LevelsWhite float64
+	// SharpenSigma is the unsharp-mask radius in pixels (0 when off).
+	SharpenSigma float64
+}
+
+// Apply renders look on img and returns a new image of the same size, display-ready
+// linear light in 0..1 (alpha, when present, is copied). img is not modified.
+func Apply(img *imaging.Image, look Look) (*imaging.Image, error) {
+	out, _, err := ApplyResult(img, look)
+	return out, err
+}
+
+// ApplyResult is Apply that also reports the measured levels and sharpening radius.
+func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) {
+	if err := checkImage(img); err != nil {
+		return nil, Result{}, err
+	}
+	if err := look.Validate(); err != nil {
+		return nil, Result{}, err
+	}
+	p, err := compile(img, look)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	out := imaging.New(img.W(), img.H(), img.C)
+	p.run(img, out)
+	res := Result{LevelsBlack: 0, LevelsWhite: 1}
+	if look.AutoLevels {
+		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
+	}
+	if look.Sharpen {
+		res.SharpenSigma = sharpen(out)
+	}
+	return out, res, nil
+}
+
+func checkImage(img *imaging.Image) error {
+	switch {
+	case img == nil:
+		return fmt.Errorf("tone: nil image")
+	case img.C != 3 && img.C != 4:
+		return fmt.Errorf("tone: %d channels, want RGB or RGBA", img.C)
+	case img.W() < 1 || img.H() < 1:
+		return fmt.Errorf("tone: empty image")
+	case img.Stride < img.W()*img.C || len(img.Pix) < (img.H()-1)*img.Stride+img.W()*img.C:
+		return fmt.Errorf("tone: image buffer is shorter than its size")
+	}
+	return nil
+}
+
+// compile turns a look into tables for this image. The analysis copy is made only
+// when the local controls or auto-levels need it.
+func compile(img *imaging.Image, look Look) (*plan, error) {
+	wb := whiteBalanceGains(look.Temperature, look.Tint)
+	ev := math.Exp2(look.Exposure)
+	p := &plan{color: newColorOps(look), hasColor: look.hasColor()}
+	for c := range p.gains {
+		p.gains[c] = float32(wb[c] * ev)
+	}
+	f, err := newToneFunc(look)
+	if err != nil {
+		return nil, err
+	}
+	var th *thumb
+	if look.hasLocal() || look.AutoLevels {
+		th = makeThumb(img, p.gains)
+	}
+	if look.hasLocal() {
+		p.base = newBaseLayer(th, img.W())
+		p.gain = newGainTable(look.Shadows, look.Highlights)
+	}
+	if !f.identity() || look.AutoLevels {
+		p.tone = newLUT(func(v float64) float64 { return decode(clamp01(f.at(encode(v)))) })
+	}
+	if look.AutoLevels {
+		lo, hi := p.measureLevels(th)
+		p.levelsLo, p.levelsHi = lo, hi
+		p.tone = newLUT(func(v float64) float64 {
+			x := f.at(encode(v))
+			return decode(clamp01((x - lo) / (hi - lo)))
+		})
+	}
+	return p, nil
+}
+
+// measureLevels renders the analysis copy with everything but levels and returns the
+// robust black and white points of its luminance, in display values.
+func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
+	var hist [levelsBins]int
+	n := th.w * th.h
+	for i := 0; i < n; i++ {
+		r, g, b := th.rgb[3*i], th.rgb[3*i+1], th.rgb[3*i+2]
+		if p.base != nil {
+			// Slice the grid at the thumbnail pixel's center.
+			l := fastLog2(lumR*r + lumG*g + lumB*b)
+			m := p.gain.at(p.base.sample((float64(i%th.w)+0.5)*float64(th.k), (float64(i/th.w)+0.5)*float64(th.k), l))
+			r, g, b = r*m, g*m, b*m
+		}
+		r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
+		if p.hasColor {
+			r, g, b = p.color.apply(r, g, b)
+		}
+		y := float64(lumR*r + lumG*g + lumB*b)
+		var e float64
+		if y < 1 {
+			e = float64(imaging.Encode16(float32(y))) / 65535
+		} else {
+			e = encode(y)
+		}
+		k := int(e / levelsRange * levelsBins)
+		hist[min(max(k, 0), levelsBins-1)]++
+	}
+	pct := func(q float64) float64 {
+		target := int(math.Ceil(q * float64(n)))
+		acc := 0
+		for k, c := range hist {
+			acc += c
+			if acc >= target {
+				return (float64(k) + 0.5) * levelsRange / levelsBins
+			}
+		}
+		return levelsRange
+	}
+	lo = math.Min(pct(levelsLowPct), maxBlack)
+	hi = math.Min(math.Max(pct(levelsHighPct), minWhite), 1)
+	return lo, hi
+}
+
+// run is the full-resolution pass: gains, local exposure, tone table, color, clamp.
+func (p *plan) run(src, dst *imaging.Image) {
+	W, c := src.W(), src.C
+	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
+	imaging.Bands(src.H(), func(_, y0, y1 int) {
+		var sl slab
+		if p.base != nil {
+			sl = p.base.newSlab()
+		}
+		for y := y0; y < y1; y++ {
+			in, out := src.Row(y), dst.Row(y)
+			if p.base != nil {
+				p.base.rows(y, sl)
+			}
+			for x := 0; x < W; x++ {
+				o := x * c
+				px, q := in[o:o+3:o+3], out[o:o+3:o+3]
+				r, g, b := px[0]*g0, px[1]*g1, px[2]*g2
+				if p.base != nil {
+					m := p.gain.at(p.base.at(x, fastLog2(lumR*r+lumG*g+lumB*b), sl))
+					r, g, b = r*m, g*m, b*m
+				}
+				if p.tone != nil {
+					r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
+				}
+				if p.hasColor {
+					r, g, b = p.color.apply(r, g, b)
+				}
+				q[0], q[1], q[2] = clamp01f(r), clamp01f(g), clamp01f(b)
+				if c == 4 {
+					out[o+3] = in[o+3]
+				}
+			}
+		}
+	})
+}
+
+func clamp01(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}
+
+func clamp01f(v float32) float32 {
+	if !(v > 0) {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}

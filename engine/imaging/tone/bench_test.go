@@ -1,0 +1,73 @@
+package tone
+
+import (
+	"testing"
+)
+
+// benchLook exercises every operation.
+var benchLook = Look{
+	Temperature: 8, Tint: -3, Exposure: 0.3, Contrast: 15, Highlights: -45, Shadows: 40,
+	Whites: 10, Blacks: -8, Vibrance: 20, Saturation: 5, Warmth: 10,
+	Curve:      []Point{{0.25, 0.23}, {0.5, 0.53}, {0.75, 0.78}},
+	AutoLevels: true, Sharpen: true,
+}
+
+// BenchmarkApply21MP runs a full look on a 21-megapixel frame (5616x3744).
+func BenchmarkApply21MP(b *testing.B) {
+	img := loadPhoto(b, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(img.Pix) * 4))
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := Apply(img, benchLook); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// BenchmarkApply21MPNoSharpen is the same look without the sharpening pass.
+func BenchmarkApply21MPNoSharpen(b *testing.B) {
+	img := loadPhoto(b, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG")
+	l := benchLook
+	l.Sharpen = false
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := Apply(img, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// BenchmarkStages times each operation alone on a 0.7 MP photo.
+func BenchmarkStages(b *testing.B) {
+	img := loadPhoto(b, "interiors", "houses_185_kitchen.jpg")
+	for _, c := range []struct {
+		name string
+		l    Look
+	}{
+		{"identity", Look{}},
+		{"exposure", Look{Exposure: 0.5}},
+		{"contrast", Look{Contrast: 20}},
+		{"local", Look{Shadows: 40}},
+		{"saturation", Look{Saturation: 20}},
+		{"vibrance", Look{Vibrance: 20}},
+		{"warmth", Look{Warmth: 20}},
+		{"levels", Look{AutoLevels: true}},
+		{"sharpen", Look{Sharpen: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := startCPU()
+			for i := 0; i < b.N; i++ {
+				Apply(img, c.l)
+			}
+			cpu.report(b)
+			b.ReportMetric(float64(processCPU()-cpu.start)/float64(b.N)/float64(img.W()*img.H()), "cpu-ns/px")
+		})
+	}
+}

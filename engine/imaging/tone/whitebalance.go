@@ -1,0 +1,71 @@
+package tone
+
+import "math"
+
+// Rec. 709 / sRGB luminance weights of linear RGB.
+const (
+	lumR = 0.2126
+	lumG = 0.7152
+	lumB = 0.0722
+)
+
+const (
+	refCCT          = 6504.0 // the neutral reference: daylight at about D65
+	miredPerUnit    = 0.8    // Temperature 100 moves the assumed illuminant 80 mired
+	tintStopsAt100  = 0.4    // Tint 100 takes 0.4 stop off green
+	minCCT, maxCCT  = 1667.0, 25000.0
+	tempSliderRange = 100.0
+)
+
+// whiteBalanceGains returns per-channel linear gains for a temperature and tint shift,
+// scaled so that a neutral gray keeps its luminance. The image is rendered as if it
+// had been lit by a blackbody of a different temperature than the reference and then
+// balanced to the reference: positive temperature assumes a bluer light, so the
+// balance adds warmth (a von Kries scaling in linear sRGB).
+func whiteBalanceGains(temperature, tint float64) [3]float64 {
+	g := [3]float64{1, 1, 1}
+	if temperature != 0 {
+		mired := 1e6/refCCT - miredPerUnit*temperature
+		cct := math.Min(maxCCT, math.Max(minCCT, 1e6/mired))
+		ref := planckianRGB(refCCT)
+		ill := planckianRGB(cct)
+		for c := range g {
+			g[c] = ref[c] / ill[c]
+		}
+	}
+	if tint != 0 {
+		g[1] *= math.Exp2(-tintStopsAt100 * tint / tempSliderRange)
+	}
+	y := lumR*g[0] + lumG*g[1] + lumB*g[2]
+	for c := range g {
+		g[c] /= y
+	}
+	return g
+}
+
+// planckianRGB is the linear sRGB color (luminance 1) of a blackbody at cct kelvin,
+// from the cubic fit of the Planckian locus by Kim et al. (2002), valid 1667-25000 K.
+func planckianRGB(cct float64) [3]float64 {
+	t := cct
+	var x float64
+	if t <= 4000 {
+		x = -0.2661239e9/(t*t*t) - 0.2343589e6/(t*t) + 0.8776956e3/t + 0.179910
+	} else {
+		x = -3.0258469e9/(t*t*t) + 2.1070379e6/(t*t) + 0.2226347e3/t + 0.240390
+	}
+	var y float64
+	switch {
+	case t <= 2222:
+		y = -1.1063814*x*x*x - 1.34811020*x*x + 2.18555832*x - 0.20219683
+	case t <= 4000:
+		y = -0.9549476*x*x*x - 1.37418593*x*x + 2.09137015*x - 0.16748867
+	default:
+		y = 3.0817580*x*x*x - 5.87338670*x*x + 3.75112997*x - 0.37001483
+	}
+	X, Y, Z := x/y, 1.0, (1-x-y)/y
+	return [3]float64{
+		3.2404542*X - 1.5371385*Y - 0.4985314*Z,
+		-0.9692660*X + 1.8760108*Y + 0.0415560*Z,
+		0.0556434*X - 0.2040259*Y + 1.0572252*Z,
+	}
+}
