@@ -93,27 +93,27 @@ func Resize(src *Image, w, h int) *Image {
 	hFirst := float64(sh)*float64(w)*float64(kx.taps)+float64(h)*float64(w)*float64(ky.taps) <=
 		float64(h)*float64(sw)*float64(ky.taps)+float64(h)*float64(w)*float64(kx.taps)
 	var out *Image
+	final := c != 4 // the last pass clamps negative ringing; alpha images clamp on unpremultiply
 	if hFirst {
 		tmp := New(w, sh, c)
-		resizeH(src, tmp, kx)
+		resizeH(src, tmp, kx, false)
 		out = New(w, h, c)
-		resizeV(tmp, out, ky)
+		resizeV(tmp, out, ky, final)
 	} else {
 		tmp := New(sw, h, c)
-		resizeV(src, tmp, ky)
+		resizeV(src, tmp, ky, false)
 		out = New(w, h, c)
-		resizeH(tmp, out, kx)
+		resizeH(tmp, out, kx, final)
 	}
 	if c == 4 {
 		unpremultiply(out)
-	} else {
-		clampNegative(out)
 	}
 	return out
 }
 
-// resizeH resamples every row of src (width sw) into dst (width kx outputs).
-func resizeH(src, dst *Image, k kernel) {
+// resizeH resamples every row of src into dst's width. clampNeg zeroes negative
+// results (ringing below black) on the final pass.
+func resizeH(src, dst *Image, k kernel, clampNeg bool) {
 	c, dw, taps := src.C, dst.W(), k.taps
 	Bands(src.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -137,6 +137,7 @@ func resizeH(src, dst *Image, k kernel) {
 				for x := 0; x < dw; x++ {
 					ws := k.w[x*taps : x*taps+taps]
 					px := in[k.start[x] : k.start[x]+taps]
+					px = px[:len(ws)]
 					var v float32
 					for t, wt := range ws {
 						v += wt * px[t]
@@ -171,36 +172,67 @@ func resizeH(src, dst *Image, k kernel) {
 					}
 				}
 			}
+			if clampNeg {
+				clampRow(out)
+			}
 		}
 	})
 }
 
 // resizeV resamples columns: each output row is a weighted sum of whole source rows,
-// which streams through memory in order.
-func resizeV(src, dst *Image, k kernel) {
+// which streams through memory in order. Taps are taken four at a time so each output
+// sample is loaded and stored once per four source rows.
+func resizeV(src, dst *Image, k kernel, clampNeg bool) {
 	taps := k.taps
 	Bands(dst.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			out := dst.Row(y)
+			n := len(out)
 			ws := k.w[y*taps : y*taps+taps]
-			in := src.Row(k.start[y])
-			w0 := ws[0]
-			for i, v := range in {
-				out[i] = w0 * v
-			}
-			for t := 1; t < taps; t++ {
-				wt := ws[t]
-				if wt == 0 {
+			s0 := k.start[y]
+			t := 0
+			for ; t+4 <= taps; t += 4 {
+				w0, w1, w2, w3 := ws[t], ws[t+1], ws[t+2], ws[t+3]
+				r0 := src.Row(s0 + t)[:n]
+				r1 := src.Row(s0 + t + 1)[:n]
+				r2 := src.Row(s0 + t + 2)[:n]
+				r3 := src.Row(s0 + t + 3)[:n]
+				if t == 0 {
+					for i := range out {
+						out[i] = w0*r0[i] + w1*r1[i] + w2*r2[i] + w3*r3[i]
+					}
 					continue
 				}
-				in := src.Row(k.start[y] + t)
-				in = in[:len(out)]
-				for i, v := range in {
-					out[i] += wt * v
+				for i := range out {
+					out[i] += w0*r0[i] + w1*r1[i] + w2*r2[i] + w3*r3[i]
 				}
+			}
+			for ; t < taps; t++ {
+				wt := ws[t]
+				r := src.Row(s0 + t)[:n]
+				if t == 0 {
+					for i := range out {
+						out[i] = wt * r[i]
+					}
+					continue
+				}
+				for i := range out {
+					out[i] += wt * r[i]
+				}
+			}
+			if clampNeg {
+				clampRow(out)
 			}
 		}
 	})
+}
+
+func clampRow(row []float32) {
+	for i, v := range row {
+		if v < 0 {
+			row[i] = 0
+		}
+	}
 }
 
 func premultiplied(src *Image) *Image {
@@ -234,19 +266,6 @@ func unpremultiply(m *Image) {
 				}
 				inv := 1 / a
 				p[0], p[1], p[2] = max(0, p[0]*inv), max(0, p[1]*inv), max(0, p[2]*inv)
-			}
-		}
-	})
-}
-
-func clampNegative(m *Image) {
-	Bands(m.H(), func(_, y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			row := m.Row(y)
-			for i, v := range row {
-				if v < 0 {
-					row[i] = 0
-				}
 			}
 		}
 	})
