@@ -1,0 +1,197 @@
+package hotfolder
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/image/draw"
+)
+
+// smallJPEG is a real photo scaled down to width w, so that many scenes run fast.
+func smallJPEG(t testing.TB, data []byte, w int) []byte {
+	t.Helper()
+	src, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, w, b.Dy()*w/b.Dx()))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
+	var out bytes.Buffer
+	if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func kimSmall(t testing.TB, w int) [][]byte {
+	var out [][]byte
+	for _, n := range kimBrackets {
+		out = append(out, smallJPEG(t, readPhoto(t, "brackets", "house_interior_kim", n), w))
+	}
+	return out
+}
+
+// sidecars reads every sidecar of a folder, by output name.
+func sidecars(t testing.TB, dir string) map[string]Sidecar {
+	out := map[string]Sidecar{}
+	for _, f := range filesIn(t, dir) {
+		if strings.HasSuffix(f, ".json") {
+			out[strings.TrimSuffix(f, ".json")] = readSidecar(t, filepath.Join(dir, f))
+		}
+	}
+	return out
+}
+
+func inputPaths(sc Sidecar) []string {
+	var out []string
+	for _, in := range sc.Inputs {
+		out = append(out, in.Path)
+	}
+	return out
+}
+
+// A burst of 200 files written at once becomes 50 scenes of four consecutive files,
+// not 200 one-photo orders.
+func TestBurstOf200FilesFormsScenes(t *testing.T) {
+	e := newEnv(t, "")
+	e.needMerge()
+	c := folderConfig(t, "studio")
+	c.Count = 4
+	c.Naming = "{name}"
+	e.start(c)
+	frames := kimSmall(t, 160)
+	const scenes = 50
+	begin := time.Now()
+	for i := 1; i <= scenes; i++ {
+		for j, n := range kimBrackets {
+			drop(t, c.Input, fmt.Sprintf("s%03d_%s", i, n), frames[j])
+		}
+	}
+	waitFor(t, 3*time.Minute, "50 scenes", func() bool { return e.settledCount("studio") == scenes })
+	t.Logf("200 files -> %d scenes delivered in %v", scenes, time.Since(begin).Round(time.Millisecond))
+
+	st := e.status("studio")
+	if st.Done != scenes || st.Failed != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	scs := sidecars(t, c.Output)
+	if len(scs) != scenes || len(outputs(t, c.Output)) != scenes {
+		t.Fatalf("%d sidecars and %d outputs, want %d", len(scs), len(outputs(t, c.Output)), scenes)
+	}
+	for i := 1; i <= scenes; i++ {
+		sc, ok := scs[fmt.Sprintf("s%03d_A.jpg", i)]
+		var want []string
+		for _, n := range kimBrackets {
+			want = append(want, fmt.Sprintf("s%03d_%s", i, n))
+		}
+		if !ok || !slices.Equal(inputPaths(sc), want) || sc.Status != "completed" {
+			t.Fatalf("scene %d: %+v", i, sc)
+		}
+	}
+	orders, err := e.engine.Orders(e.svc.Owner(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orders) != scenes {
+		t.Fatalf("%d orders, want %d", len(orders), scenes)
+	}
+	for _, o := range orders {
+		if len(o.Inputs) != 4 {
+			t.Fatalf("order %s has %d inputs", o.OrderUUID, len(o.Inputs))
+		}
+	}
+	if n := len(filesIn(t, filepath.Join(c.Input, "_done"))); n != 4*scenes {
+		t.Fatalf("%d originals in the done folder, want %d", n, 4*scenes)
+	}
+}
+
+// Automatic grouping sorts two real bracket sets dropped into one folder into their
+// scenes.
+func TestAutoGroupingOfRealBrackets(t *testing.T) {
+	e := newEnv(t, "")
+	e.needMerge()
+	c := folderConfig(t, "studio")
+	c.Grouping, c.Count = GroupAuto, 0
+	e.start(c)
+	for _, n := range kimBrackets {
+		drop(t, c.Input, n, readPhoto(t, "brackets", "house_interior_kim", n))
+	}
+	for _, n := range oldHouse {
+		drop(t, c.Input, n, readPhoto(t, "brackets", "oldhouse_exterior", n))
+	}
+	waitFor(t, 2*time.Minute, "two scenes", func() bool { return e.settledCount("studio") == 2 })
+	scs := sidecars(t, c.Output)
+	if !slices.Equal(inputPaths(scs["A.jpg"]), kimBrackets) || !slices.Equal(inputPaths(scs["OldHouse1.jpg"]), oldHouse) {
+		t.Fatalf("scenes: %+v", scs)
+	}
+	for name, sc := range scs {
+		if sc.Status != "completed" || sc.Recipes["develop"] == "" {
+			t.Fatalf("%s: %+v", name, sc)
+		}
+	}
+}
+
+// With subfolder grouping each subfolder is one scene, loose files are one scene
+// each, a RAW file's JPEG twin travels with it, and a subfolder of more photos than
+// a scene takes fails with that reason.
+func TestSubfolderGrouping(t *testing.T) {
+	e := newEnv(t, "")
+	e.needMerge()
+	c := folderConfig(t, "studio")
+	c.Grouping, c.Count = GroupSubfolder, 0
+	c.Naming = "{scene}"
+	e.start(c)
+	frames := kimSmall(t, 200)
+	for i, n := range kimBrackets {
+		drop(t, c.Input, "dining/"+n, frames[i])
+	}
+	for i := range 6 {
+		drop(t, c.Input, fmt.Sprintf("toomany/f%d.jpg", i), frames[i%4])
+	}
+	drop(t, c.Input, "tree/tree.CRW", readPhoto(t, "raw", "CRW.CRW"))
+	drop(t, c.Input, "tree/tree.JPG", frames[0])
+	drop(t, c.Input, "loose.jpg", frames[2])
+	waitFor(t, 2*time.Minute, "four scenes", func() bool { return e.settledCount("studio") == 4 })
+
+	st := e.status("studio")
+	if st.Done != 3 || st.Failed != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	scs := sidecars(t, c.Output)
+	var dining []string
+	for _, n := range kimBrackets {
+		dining = append(dining, "dining/"+n)
+	}
+	if !slices.Equal(inputPaths(scs["dining.jpg"]), dining) {
+		t.Fatalf("dining: %+v", scs["dining.jpg"])
+	}
+	if sc := scs["tree.jpg"]; !slices.Equal(inputPaths(sc), []string{"tree/tree.CRW"}) || len(sc.Extras) != 1 || sc.Extras[0].Path != "tree/tree.JPG" {
+		t.Fatalf("tree: %+v", sc)
+	}
+	if !slices.Equal(inputPaths(scs["loose.jpg"]), []string{"loose.jpg"}) {
+		t.Fatalf("loose: %+v", scs["loose.jpg"])
+	}
+	fail := readSidecar(t, filepath.Join(c.Input, "_errors", "toomany.error.json"))
+	if fail.ErrorCode != "too_many_inputs" || !strings.Contains(fail.Error, "6 photos") {
+		t.Fatalf("toomany: %+v", fail)
+	}
+	in := filesIn(t, c.Input)
+	for _, want := range []string{"_done/tree/tree.CRW", "_done/tree/tree.JPG", "_done/dining/D.jpg", "_errors/toomany/f5.jpg", "_done/loose.jpg"} {
+		if !slices.Contains(in, want) {
+			t.Fatalf("input folder lacks %s: %v", want, in)
+		}
+	}
+	for _, f := range in {
+		if !strings.HasPrefix(f, "_done/") && !strings.HasPrefix(f, "_errors/") {
+			t.Fatalf("%s left in the input", f)
+		}
+	}
+}
