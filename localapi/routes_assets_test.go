@@ -68,6 +68,7 @@ type fullEnv struct {
 }
 
 type fullSetup struct {
+	dir    string // the data dir; a fresh temp dir when empty
 	cfg    Config
 	engine engine.Config
 	bus    events.Config
@@ -82,12 +83,20 @@ func withStep(st pipeline.Step) fullOption {
 	return func(s *fullSetup) { s.steps = append(s.steps, st) }
 }
 func withEngine(f func(*engine.Config)) fullOption { return func(s *fullSetup) { f(&s.engine) } }
+func withDir(dir string) fullOption                { return func(s *fullSetup) { s.dir = dir } }
 
 // startFull starts the whole stack; cleanup stops it in order.
 func startFull(t *testing.T, opts ...fullOption) *fullEnv {
 	t.Helper()
 	testphotos.Dir(t)
-	dir := t.TempDir()
+	setup := fullSetup{engine: engine.Config{Workers: 2}}
+	for _, o := range opts {
+		o(&setup)
+	}
+	dir := setup.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	db, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -99,10 +108,6 @@ func startFull(t *testing.T, opts ...fullOption) *fullEnv {
 	env := &testEnv{t: t, keys: ks, admin: adminSecret, logs: &syncBuffer{},
 		clock: &fakeClock{t: time.Date(2025, 6, 1, 9, 0, 10, 0, time.UTC)}}
 	log := slog.New(slog.NewTextHandler(env.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	setup := fullSetup{engine: engine.Config{Workers: 2}}
-	for _, o := range opts {
-		o(&setup)
-	}
 	f := &fullEnv{testEnv: env, dir: dir, db: db}
 
 	var engMu sync.Mutex
