@@ -1,6 +1,9 @@
 package imaging
 
-import "math"
+import (
+	"image"
+	"math"
+)
 
 // FitWithin returns the size of a w×h image scaled to fit maxEdge on its longest edge,
 // keeping the aspect ratio. It never enlarges and never returns a zero dimension.
@@ -111,72 +114,111 @@ func Resize(src *Image, w, h int) *Image {
 	return out
 }
 
+// ResizeFunc resamples a w×h image with c channels to dw×dh like Resize, but reads the
+// source through row(y, buf), which must fill buf (w*c samples) with linear-light row
+// y. Decoders use it to resize straight from their own 8- or 16-bit buffers without
+// first building the full-size float image: each worker converts one source row at a
+// time into its own scratch row. row is called concurrently, with distinct buffers.
+func ResizeFunc(w, h, c, dw, dh int, row func(y int, buf []float32)) *Image {
+	if dw <= 0 || dh <= 0 || w <= 0 || h <= 0 {
+		return New(max(dw, 0), max(dh, 0), c)
+	}
+	kx, ky := newKernel(w, dw), newKernel(h, dh)
+	tmp := New(dw, h, c)
+	scratch := make([][]float32, Workers())
+	Bands(h, func(worker, y0, y1 int) {
+		buf := scratch[worker]
+		if buf == nil {
+			buf = make([]float32, w*c)
+			scratch[worker] = buf
+		}
+		src := &Image{Pix: buf, Stride: w * c, C: c, Rect: image.Rect(0, 0, w, 1)}
+		for y := y0; y < y1; y++ {
+			row(y, buf)
+			if c == 4 {
+				premultiplyRow(buf)
+			}
+			resizeRow(src.Row(0), tmp.Row(y), kx, c, false)
+		}
+	})
+	out := New(dw, dh, c)
+	resizeV(tmp, out, ky, c != 4)
+	if c == 4 {
+		unpremultiply(out)
+	}
+	return out
+}
+
 // resizeH resamples every row of src into dst's width. clampNeg zeroes negative
 // results (ringing below black) on the final pass.
 func resizeH(src, dst *Image, k kernel, clampNeg bool) {
-	c, dw, taps := src.C, dst.W(), k.taps
 	Bands(src.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			in, out := src.Row(y), dst.Row(y)
-			switch c {
-			case 3:
-				for x := 0; x < dw; x++ {
-					ws := k.w[x*taps : x*taps+taps]
-					px := in[k.start[x]*3 : (k.start[x]+taps)*3]
-					var r, g, b float32
-					for t, wt := range ws {
-						p := px[t*3 : t*3+3 : t*3+3]
-						r += wt * p[0]
-						g += wt * p[1]
-						b += wt * p[2]
-					}
-					o := out[x*3 : x*3+3 : x*3+3]
-					o[0], o[1], o[2] = r, g, b
-				}
-			case 1:
-				for x := 0; x < dw; x++ {
-					ws := k.w[x*taps : x*taps+taps]
-					px := in[k.start[x] : k.start[x]+taps]
-					px = px[:len(ws)]
-					var v float32
-					for t, wt := range ws {
-						v += wt * px[t]
-					}
-					out[x] = v
-				}
-			case 4:
-				for x := 0; x < dw; x++ {
-					ws := k.w[x*taps : x*taps+taps]
-					px := in[k.start[x]*4 : (k.start[x]+taps)*4]
-					var r, g, b, a float32
-					for t, wt := range ws {
-						p := px[t*4 : t*4+4 : t*4+4]
-						r += wt * p[0]
-						g += wt * p[1]
-						b += wt * p[2]
-						a += wt * p[3]
-					}
-					o := out[x*4 : x*4+4 : x*4+4]
-					o[0], o[1], o[2], o[3] = r, g, b, a
-				}
-			default:
-				for x := 0; x < dw; x++ {
-					ws := k.w[x*taps : x*taps+taps]
-					o := out[x*c : x*c+c]
-					clear(o)
-					for t, wt := range ws {
-						p := in[(k.start[x]+t)*c : (k.start[x]+t)*c+c]
-						for i := range o {
-							o[i] += wt * p[i]
-						}
-					}
-				}
-			}
-			if clampNeg {
-				clampRow(out)
-			}
+			resizeRow(src.Row(y), dst.Row(y), k, src.C, clampNeg)
 		}
 	})
+}
+
+// resizeRow resamples one row of c-channel pixels into out.
+func resizeRow(in, out []float32, k kernel, c int, clampNeg bool) {
+	dw, taps := len(out)/c, k.taps
+	switch c {
+	case 3:
+		for x := 0; x < dw; x++ {
+			ws := k.w[x*taps : x*taps+taps]
+			px := in[k.start[x]*3 : (k.start[x]+taps)*3]
+			var r, g, b float32
+			for t, wt := range ws {
+				p := px[t*3 : t*3+3 : t*3+3]
+				r += wt * p[0]
+				g += wt * p[1]
+				b += wt * p[2]
+			}
+			o := out[x*3 : x*3+3 : x*3+3]
+			o[0], o[1], o[2] = r, g, b
+		}
+	case 1:
+		for x := 0; x < dw; x++ {
+			ws := k.w[x*taps : x*taps+taps]
+			px := in[k.start[x] : k.start[x]+taps]
+			px = px[:len(ws)]
+			var v float32
+			for t, wt := range ws {
+				v += wt * px[t]
+			}
+			out[x] = v
+		}
+	case 4:
+		for x := 0; x < dw; x++ {
+			ws := k.w[x*taps : x*taps+taps]
+			px := in[k.start[x]*4 : (k.start[x]+taps)*4]
+			var r, g, b, a float32
+			for t, wt := range ws {
+				p := px[t*4 : t*4+4 : t*4+4]
+				r += wt * p[0]
+				g += wt * p[1]
+				b += wt * p[2]
+				a += wt * p[3]
+			}
+			o := out[x*4 : x*4+4 : x*4+4]
+			o[0], o[1], o[2], o[3] = r, g, b, a
+		}
+	default:
+		for x := 0; x < dw; x++ {
+			ws := k.w[x*taps : x*taps+taps]
+			o := out[x*c : x*c+c]
+			clear(o)
+			for t, wt := range ws {
+				p := in[(k.start[x]+t)*c : (k.start[x]+t)*c+c]
+				for i := range o {
+					o[i] += wt * p[i]
+				}
+			}
+		}
+	}
+	if clampNeg {
+		clampRow(out)
+	}
 }
 
 // resizeV resamples columns: each output row is a weighted sum of whole source rows,
@@ -232,6 +274,14 @@ func clampRow(row []float32) {
 		if v < 0 {
 			row[i] = 0
 		}
+	}
+}
+
+func premultiplyRow(row []float32) {
+	for i := 0; i+4 <= len(row); i += 4 {
+		p := row[i : i+4 : i+4]
+		a := clamp01(p[3])
+		p[0], p[1], p[2], p[3] = p[0]*a, p[1]*a, p[2]*a, a
 	}
 }
 

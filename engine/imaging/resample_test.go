@@ -165,3 +165,19 @@ func BenchmarkResizeHalf21MPTo2048(b *testing.B) {
 		Resize(src, 2048, 1365)
 	}
 }
+
+func TestResizeFuncMatchesResize(t *testing.T) {
+	for _, c := range []int{1, 3, 4} {
+		src := New(173, 91, c)
+		for i := range src.Pix {
+			src.Pix[i] = float32((i*7919)%1000) / 1000
+		}
+		want := Resize(src, 64, 40)
+		got := ResizeFunc(173, 91, c, 64, 40, func(y int, buf []float32) { copy(buf, src.Row(y)) })
+		for i := range want.Pix {
+			if math.Abs(float64(got.Pix[i]-want.Pix[i])) > 1e-6 {
+				t.Fatalf("%d channels: sample %d = %v, Resize gives %v", c, i, got.Pix[i], want.Pix[i])
+			}
+		}
+	}
+}

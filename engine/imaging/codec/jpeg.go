@@ -113,17 +113,36 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Ima
 		}
 	}
 
-	img := imaging.New(sw, sh, 3)
-	switch nch {
-	case 4:
-		inverted := h.jpeg != nil && h.jpeg.adobe
-		cmykToLinear(pix, img, inverted)
-	default:
-		p := h.profile
-		if p != nil && !profileFits(p, h.model) {
-			p = nil
+	// Convert each row to linear light: through the profile's curves (RGB, gray) or
+	// the naive CMYK formula. Adobe (Photoshop) CMYK files store inverted inks.
+	p := h.profile
+	if p != nil && !profileFits(p, h.model) {
+		p = nil
+	}
+	lut := linearLUT8(p)
+	inverted := h.jpeg != nil && h.jpeg.adobe
+	row := func(y int, buf []float32) {
+		src := pix[y*sw*nch : (y+1)*sw*nch]
+		if nch == 4 {
+			cmykRowToLinear(src, buf, inverted)
+			return
 		}
-		bytesToLinear(pix, nch, img, linearLUT8(p))
+		row8ToLinear(src, nch, buf, 3, lut)
+	}
+	// With a target size, resize while converting, so the full-size float image is
+	// never built; orientation and the profile matrix then run on the small image.
+	var img *imaging.Image
+	if tw, th := fitStored(sw, sh, h.orientation, scaleTo); tw < sw || th < sh {
+		img = imaging.ResizeFunc(sw, sh, 3, tw, th, row)
+	} else {
+		img = imaging.New(sw, sh, 3)
+		imaging.Bands(sh, func(_, y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				row(y, img.Row(y))
+			}
+		})
+	}
+	if nch != 4 {
 		if p != nil && p.converts() {
 			applyMatrix(img, p.matrixToSRGB())
 		}
@@ -132,24 +151,31 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Ima
 	return img, nil
 }
 
-// cmykToLinear converts CMYK samples without a colour profile by the usual naive
-// formula. Adobe (Photoshop) files store the inks inverted, 255 meaning no ink.
-func cmykToLinear(pix []byte, img *imaging.Image, inverted bool) {
-	w := img.W()
-	imaging.Bands(img.H(), func(_, y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			src := pix[y*w*4 : (y+1)*w*4]
-			row := img.Row(y)
-			for x := 0; x < w; x++ {
-				c, m, ye, k := uint32(src[x*4]), uint32(src[x*4+1]), uint32(src[x*4+2]), uint32(src[x*4+3])
-				if !inverted {
-					c, m, ye, k = 255-c, 255-m, 255-ye, 255-k
-				}
-				o := row[x*3 : x*3+3 : x*3+3]
-				o[0] = imaging.Decode8(uint8((c*k + 127) / 255))
-				o[1] = imaging.Decode8(uint8((m*k + 127) / 255))
-				o[2] = imaging.Decode8(uint8((ye*k + 127) / 255))
-			}
+// fitStored is the size, in stored orientation, of a w×h stored image whose upright
+// version is fitted within maxEdge (0: unchanged).
+func fitStored(w, h, orientation, maxEdge int) (int, int) {
+	if maxEdge <= 0 {
+		return w, h
+	}
+	if orientation >= 5 {
+		fh, fw := imaging.FitWithin(h, w, maxEdge)
+		return fw, fh
+	}
+	return imaging.FitWithin(w, h, maxEdge)
+}
+
+// cmykRowToLinear converts CMYK samples without a colour profile by the usual naive
+// formula; inverted means 255 is no ink (Adobe).
+func cmykRowToLinear(src []byte, row []float32, inverted bool) {
+	w := len(row) / 3
+	for x := 0; x < w; x++ {
+		c, m, ye, k := uint32(src[x*4]), uint32(src[x*4+1]), uint32(src[x*4+2]), uint32(src[x*4+3])
+		if !inverted {
+			c, m, ye, k = 255-c, 255-m, 255-ye, 255-k
 		}
-	})
+		o := row[x*3 : x*3+3 : x*3+3]
+		o[0] = imaging.Decode8(uint8((c*k + 127) / 255))
+		o[1] = imaging.Decode8(uint8((m*k + 127) / 255))
+		o[2] = imaging.Decode8(uint8((ye*k + 127) / 255))
+	}
 }

@@ -61,53 +61,57 @@ func linearLUT16(p *iccProfile) *[3][]float32 {
 // bytesToLinear converts interleaved 8-bit samples with nch channels (1 gray, 2 gray +
 // alpha, 3 RGB, 4 RGBA) into img (3 or 4 channels). Alpha stays linear in 0..1.
 func bytesToLinear(pix []byte, nch int, img *imaging.Image, t *lut8) {
-	w, c := img.W(), img.C
+	w := img.W()
 	imaging.Bands(img.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			src := pix[y*w*nch : (y+1)*w*nch]
-			row := img.Row(y)
-			switch nch {
-			case 3:
-				if c == 3 {
-					for x := 0; x < w; x++ {
-						s := src[x*3 : x*3+3 : x*3+3]
-						o := row[x*3 : x*3+3 : x*3+3]
-						o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
-					}
-					continue
-				}
-				for x := 0; x < w; x++ {
-					s := src[x*3 : x*3+3 : x*3+3]
-					o := row[x*c : x*c+c]
-					o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
-					if c == 4 {
-						o[3] = 1
-					}
-				}
-			case 4:
-				for x := 0; x < w; x++ {
-					s := src[x*4 : x*4+4 : x*4+4]
-					o := row[x*c : x*c+c]
-					o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
-					if c == 4 {
-						o[3] = float32(s[3]) / 255
-					}
-				}
-			case 1, 2:
-				for x := 0; x < w; x++ {
-					g := t[0][src[x*nch]]
-					o := row[x*c : x*c+c]
-					o[0], o[1], o[2] = g, g, g
-					if c == 4 {
-						o[3] = 1
-						if nch == 2 {
-							o[3] = float32(src[x*2+1]) / 255
-						}
-					}
+			row8ToLinear(pix[y*w*nch:(y+1)*w*nch], nch, img.Row(y), img.C, t)
+		}
+	})
+}
+
+// row8ToLinear converts one row of bytesToLinear.
+func row8ToLinear(src []byte, nch int, row []float32, c int, t *lut8) {
+	w := len(row) / c
+	switch nch {
+	case 3:
+		if c == 3 {
+			for x := 0; x < w; x++ {
+				s := src[x*3 : x*3+3 : x*3+3]
+				o := row[x*3 : x*3+3 : x*3+3]
+				o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
+			}
+			return
+		}
+		for x := 0; x < w; x++ {
+			s := src[x*3 : x*3+3 : x*3+3]
+			o := row[x*c : x*c+c]
+			o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
+			if c == 4 {
+				o[3] = 1
+			}
+		}
+	case 4:
+		for x := 0; x < w; x++ {
+			s := src[x*4 : x*4+4 : x*4+4]
+			o := row[x*c : x*c+c]
+			o[0], o[1], o[2] = t[0][s[0]], t[1][s[1]], t[2][s[2]]
+			if c == 4 {
+				o[3] = float32(s[3]) / 255
+			}
+		}
+	case 1, 2:
+		for x := 0; x < w; x++ {
+			g := t[0][src[x*nch]]
+			o := row[x*c : x*c+c]
+			o[0], o[1], o[2] = g, g, g
+			if c == 4 {
+				o[3] = 1
+				if nch == 2 {
+					o[3] = float32(src[x*2+1]) / 255
 				}
 			}
 		}
-	})
+	}
 }
 
 // shortsToLinear is bytesToLinear for 16-bit samples (native uint16 values).

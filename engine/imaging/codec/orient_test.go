@@ -3,6 +3,8 @@ package codec
 import (
 	"fmt"
 	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 // Every EXIF orientation, written by exiftool into a real photo, must decode to what
@@ -27,6 +29,15 @@ func TestOrientationAllEight(t *testing.T) {
 			img, m := decodeBytes(t, b, DecodeOptions{})
 			if m.Orientation != o {
 				t.Errorf("meta orientation %d", m.Orientation)
+			}
+			// A reduced decode fits the upright size and shows the same picture.
+			small, _ := decodeBytes(t, b, DecodeOptions{ScaleToMaxEdge: 300})
+			sw, sh := imaging.FitWithin(wantW, wantH, 300)
+			if small.W() != sw || small.H() != sh {
+				t.Fatalf("scaled decode %s, want %dx%d", dims(small), sw, sh)
+			}
+			if s := ssim(t, small, imaging.Resize(img, sw, sh)); s < 0.98 {
+				t.Errorf("scaled decode SSIM %.4f against the full decode resized", s)
 			}
 			ref := magickPAM(t, p, "-auto-orient")
 			if d := meanAbsDiff8(t, img, ref); d > 1 {
