@@ -2,6 +2,8 @@ package perspective
 
 import (
 	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 // This file is a line segment detector after von Gioi, Jakubowicz, Morel and Randall,
@@ -67,9 +69,12 @@ type lsd struct {
 	logNT   float64
 }
 
-// detectSegments finds line segments in a gray plane with values in 0..255
-// (perceptually encoded, as LSD's thresholds assume).
-func detectSegments(gray []float32, w, h int) []segment {
+// detectSegments finds line segments leaning at most maxLean degrees from vertical in
+// a gray plane with values in 0..255 (perceptually encoded, as LSD's thresholds
+// assume); maxLean >= 90 finds all. Pixels whose level line leans further than
+// maxLean plus the region tolerance can never join such a segment, so they are left
+// out from the start, which more than halves the work on a typical photo.
+func detectSegments(gray []float32, w, h int, maxLean float64) []segment {
 	if w < 3 || h < 3 || len(gray) < w*h {
 		return nil
 	}
@@ -78,7 +83,12 @@ func detectSegments(gray []float32, w, h int) []segment {
 	rho := lsdQuant / math.Sin(prec)
 
 	d := &lsd{w: w, h: h, angles: make([]float64, w*h), modgrad: make([]float64, w*h), used: make([]uint8, w*h)}
-	order := d.levelLineAngles(gray, rho)
+	// |gy| <= slope*|gx| keeps level lines within maxLean + tolerance of vertical.
+	slope := math.Inf(1)
+	if lim := maxLean + lsdAngTh + 5; lim < 90 {
+		slope = math.Tan(lim * math.Pi / 180)
+	}
+	order := d.levelLineAngles(gray, rho, slope)
 	d.logNT = 5*(math.Log10(float64(w))+math.Log10(float64(h)))/2 + math.Log10(11)
 	minReg := int(-d.logNT / math.Log10(p))
 
@@ -112,30 +122,37 @@ func detectSegments(gray []float32, w, h int) []segment {
 	return out
 }
 
-// levelLineAngles fills angles and modgrad and returns pixel indices ordered by
-// decreasing gradient magnitude (bucketed).
-func (d *lsd) levelLineAngles(in []float32, threshold float64) []int32 {
+// levelLineAngles fills angles and modgrad (rows in parallel bands) and returns pixel
+// indices ordered by decreasing gradient magnitude (bucketed). Pixels with
+// |gy| > slope*|gx| (level lines too far from vertical) get no angle.
+func (d *lsd) levelLineAngles(in []float32, threshold, slope float64) []int32 {
 	w, h := d.w, d.h
-	maxGrad := 0.0
 	for i := range d.angles {
 		d.angles[i] = lsdNotDef
 	}
-	for y := 0; y < h-1; y++ {
-		r0, r1 := in[y*w:], in[(y+1)*w:]
-		for x := 0; x < w-1; x++ {
-			com1 := float64(r1[x+1] - r0[x])
-			com2 := float64(r0[x+1] - r1[x])
-			gx, gy := com1+com2, com1-com2
-			norm := math.Sqrt((gx*gx + gy*gy) / 4)
-			i := y*w + x
-			d.modgrad[i] = norm
-			if norm > threshold {
-				d.angles[i] = math.Atan2(gx, -gy)
-				if norm > maxGrad {
-					maxGrad = norm
+	bandMax := make([]float64, imaging.Workers())
+	imaging.Bands(h-1, func(worker, y0, y1 int) {
+		m := 0.0
+		for y := y0; y < y1; y++ {
+			r0, r1 := in[y*w:], in[(y+1)*w:]
+			for x := 0; x < w-1; x++ {
+				com1 := float64(r1[x+1] - r0[x])
+				com2 := float64(r0[x+1] - r1[x])
+				gx, gy := com1+com2, com1-com2
+				norm := math.Sqrt((gx*gx + gy*gy) / 4)
+				i := y*w + x
+				d.modgrad[i] = norm
+				if norm > threshold && math.Abs(gy) <= slope*math.Abs(gx) {
+					d.angles[i] = math.Atan2(gx, -gy)
+					m = math.Max(m, norm)
 				}
 			}
 		}
+		bandMax[worker] = m
+	})
+	maxGrad := 0.0
+	for _, m := range bandMax {
+		maxGrad = math.Max(maxGrad, m)
 	}
 	if maxGrad == 0 {
 		return nil

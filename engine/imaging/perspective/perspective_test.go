@@ -19,9 +19,10 @@ func TestCorrectStraightensVerticals(t *testing.T) {
 		minRatio float64 // before/after; 0 = no ratio bound
 		big      bool    // a 9 MP photo: skipped in -short runs
 	}{
-		// The kids' room is mostly shelves, books and bed frames; its architecture-scale
-		// lines scatter by about 0.3 degrees around any single vanishing point.
-		{[]string{"interiors", "houses_162_bedroom.jpg"}, 0.32, 2, false},
+		// The kids' room is mostly shelves, books and bed frames: its architecture-scale
+		// lines scatter by about 0.3 degrees around any single vanishing point, so this
+		// one sits close to the bound.
+		{[]string{"interiors", "houses_162_bedroom.jpg"}, 0.3, 2, false},
 		{[]string{"interiors", "houses_156_bedroom.jpg"}, 0, 3, false},
 		{[]string{"interiors", "houses_158_bedroom.jpg"}, 0, 3, false},
 		{[]string{"interiors", "cwz_library3_20240401_185503.JPG"}, 0.3, 3, true},

@@ -132,7 +132,7 @@ func fitLine(ys, xs, ws []float64, ym float64) (a, b float64, ok bool) {
 // edges where the edge is clean enough.
 func nearVertical(gray []float32, w, h int, maxLean, minLen float64) []segment {
 	var out []segment
-	for _, s := range detectSegments(gray, w, h) {
+	for _, s := range detectSegments(gray, w, h, maxLean) {
 		if s.length() < minLen || math.Abs(s.tiltDeg()) > maxLean {
 			continue
 		}
