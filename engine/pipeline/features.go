@@ -4,5 +4,5 @@ package pipeline
 // Steps whose algorithm package is not part of the build yet are absent, so orders
 // that need them fail with feature_unavailable.
 func builtinFeatureSteps() []Step {
-	return nil
+	return append(mergeSteps(), toneSteps()...)
 }
