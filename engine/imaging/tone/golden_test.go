@@ -87,6 +87,7 @@ func writePNG(t *testing.T, path string, img image.Image) {
 		t.Fatal(err)
 	}
 	if err := f.Sync(); err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
