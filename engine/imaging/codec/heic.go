@@ -81,6 +81,7 @@ type heifMeta struct {
 	nclxPrimaries int
 	exif          []byte
 	alpha         bool
+	depth         int // bits per channel (pixi), 0 if not given
 }
 
 // bytesReader reads big-endian fields with bounds checks, remembering the first error.
@@ -229,6 +230,15 @@ func parseHEIFMeta(r io.ReaderAt, size int64) (*heifMeta, error) {
 		if co, ok := findBox(ipk, "ipco"); ok {
 			props, _ = bmffBoxes(r, co.start, co.end)
 		}
+		// An alpha plane is an auxiliary image whose auxC names alpha; its owner is the
+		// primary image in the stills this program meets.
+		for _, b := range props {
+			if b.typ == "auxC" {
+				if p, err := readBox(r, b, 1024); err == nil && bytes.Contains(p, []byte("alpha")) {
+					hm.alpha = true
+				}
+			}
+		}
 		if ma, ok := findBox(ipk, "ipma"); ok {
 			p, err := readBox(r, ma, 1<<20)
 			if err == nil {
@@ -328,9 +338,12 @@ func (hm *heifMeta) property(r io.ReaderAt, b bmffBox) {
 			br.n(4)
 			hm.nclxPrimaries = int(br.n(2))
 		}
-	case "auxC":
-		if bytes.Contains(p, []byte("alpha")) {
-			hm.alpha = true
+	case "pixi":
+		br.n(4)
+		if n := br.n(1); n > 0 {
+			if d := br.n(1); !br.bad && d > 0 && d <= 16 {
+				hm.depth = int(d)
+			}
 		}
 	}
 }
@@ -350,7 +363,7 @@ func probeHEIC(r io.ReaderAt, size int64) (*header, error) {
 	if err != nil {
 		return nil, unreadable(err, "reading HEIC boxes")
 	}
-	h := &header{width: hm.width, height: hm.height, bitDepth: 8, model: "rgb", icc: hm.icc,
+	h := &header{width: hm.width, height: hm.height, bitDepth: max(8, hm.depth), model: "rgb", icc: hm.icc,
 		hasAlpha: hm.alpha, rotated: true}
 	if hm.exif != nil {
 		exifFromBlock(hm.exif, &h.meta)
