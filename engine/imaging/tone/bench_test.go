@@ -71,3 +71,16 @@ func BenchmarkStages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyKitchen runs the full look on a 0.7 MP photo (for instruction counts
+// under callgrind, where 21 MP would take too long).
+func BenchmarkApplyKitchen(b *testing.B) {
+	img := loadPhoto(b, "interiors", "houses_185_kitchen.jpg")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Apply(img, benchLook); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

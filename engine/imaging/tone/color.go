@@ -31,12 +31,25 @@ func newColorOps(l Look) colorOps {
 }
 
 // apply changes one linear RGB pixel. Chroma is scaled about the pixel's luminance,
-// so saturation and vibrance leave luminance alone.
+// so saturation and vibrance leave luminance alone. (One function per pixel: the
+// vibrance weight is written out here rather than called.)
 func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 	y := lumR*r + lumG*g + lumB*b
 	f := c.saturation
 	if c.vibrance != 0 {
-		f *= 1 + c.vibrance*vibranceWeight(r, g, b, c.vibrance > 0)
+		// Vibrance reaches muted colors most and fully saturated ones not at all.
+		// Saturation is judged on square-root encoded values, close to what the eye
+		// sees: 1 - sqrt(min)/sqrt(max) = 1 - sqrt(min/max).
+		mx := max(r, g, b)
+		w := float32(1)
+		if mx > 0 {
+			sat := 1 - sqrt32(max(min(r, g, b), 0)/mx)
+			w = (1 - sat) * (1 - sat)
+			if c.vibrance > 0 && r > g && g > b {
+				w *= 1 - vibranceSkinGuard*skinLikelihood(r, g, b, sat)
+			}
+		}
+		f *= 1 + c.vibrance*w
 	}
 	if f != 1 {
 		r = y + (r-y)*f
@@ -52,31 +65,10 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 	return max(r, 0), max(g, 0), max(b, 0)
 }
 
-// vibranceWeight is how much of the vibrance a pixel receives: most for muted colors,
-// none for fully saturated ones, and (when boosting) little for skin. Saturation is
-// judged on square-root encoded values, close to what the eye sees:
-// 1 - sqrt(min)/sqrt(max) = 1 - sqrt(min/max).
-func vibranceWeight(r, g, b float32, protectSkin bool) float32 {
-	mx := max(r, g, b)
-	if mx <= 0 {
-		return 1
-	}
-	mn := max(min(r, g, b), 0)
-	sat := 1 - sqrt32(mn/mx)
-	muted := (1 - sat) * (1 - sat)
-	if !protectSkin {
-		return muted
-	}
-	return muted * (1 - vibranceSkinGuard*skinLikelihood(r, g, b, sat))
-}
-
 // skinLikelihood is 1 for the orange hues and moderate saturations of human skin
-// (across skin tones), falling to 0 away from them. r, g, b are linear; sat is the
-// square-root-encoded saturation.
+// (across skin tones), falling to 0 away from them; it expects r > g > b (linear)
+// and sat, the square-root-encoded saturation.
 func skinLikelihood(r, g, b, sat float32) float32 {
-	if !(r > g && g > b) {
-		return 0
-	}
 	// Position within the red-to-yellow sextant in linear light: 0 at red, 1 at
 	// yellow. Skin from pale to dark sits around 0.15-0.45.
 	h := (g - b) / (r - b)
@@ -84,8 +76,7 @@ func skinLikelihood(r, g, b, sat float32) float32 {
 	if ht <= 0 {
 		return 0
 	}
-	st := smoothstep32(0.1, 0.2, sat) * (1 - smoothstep32(0.75, 0.9, sat))
-	return ht * st
+	return ht * smoothstep32(0.1, 0.2, sat) * (1 - smoothstep32(0.75, 0.9, sat))
 }
 
 func smoothstep32(e0, e1, x float32) float32 {

@@ -162,11 +162,11 @@ func (f toneFunc) at(x float64) float64 {
 // lut is a table of a function of linear light with entries spaced evenly within
 // each octave (128 per octave from 2^-16 to 4), so shadows get as many entries as
 // highlights and the index comes straight from the float's exponent and mantissa
-// bits, with no square root or logarithm per lookup.
+// bits, with no square root or logarithm per lookup. The table is indexed by
+// v + 2^-16, which keeps 0 inside the first octave without a special case, and is
+// small enough to inline.
 type lut struct {
-	t    []float32
-	zero float32 // f(0): below the first octave the table blends toward it
-	top  float32 // f(lutMax): above the table
+	t []float32
 }
 
 const (
@@ -175,36 +175,38 @@ const (
 	lutStepBits = 7 // 128 entries per octave
 	lutEntries  = (lutMaxExp - lutMinExp) << lutStepBits
 	lutFracBits = 23 - lutStepBits
+	lutFracMask = 1<<lutFracBits - 1
+	lutBase     = (127 + lutMinExp) << lutStepBits
+	lutFracUnit = 1.0 / (1 << lutFracBits)
 )
 
 var (
-	lutMin = float32(math.Ldexp(1, lutMinExp))
-	lutMax = float32(math.Ldexp(1, lutMaxExp))
+	lutOffset = float32(math.Ldexp(1, lutMinExp))
+	// lutTop is the largest table input: just below 2^lutMaxExp, so its index stays
+	// inside the table.
+	lutTop = math.Nextafter32(float32(math.Ldexp(1, lutMaxExp)), 0)
+	// lutMax is the largest linear value the table distinguishes.
+	lutMax = lutTop - lutOffset
 )
 
 func newLUT(f func(v float64) float64) *lut {
-	l := &lut{t: make([]float32, lutEntries+1), zero: float32(f(0)), top: float32(f(float64(lutMax)))}
+	l := &lut{t: make([]float32, lutEntries+1)}
 	for i := range l.t {
 		e := lutMinExp + i>>lutStepBits
 		m := 1 + float64(i&(1<<lutStepBits-1))/(1<<lutStepBits)
-		l.t[i] = float32(f(math.Ldexp(m, e)))
+		l.t[i] = float32(f(math.Max(0, math.Ldexp(m, e)-float64(lutOffset))))
 	}
 	return l
 }
 
-// at looks up v with linear interpolation between entries.
+// at looks up v with linear interpolation between entries; negative and NaN inputs
+// read as 0, inputs above lutMax as lutMax.
 func (l *lut) at(v float32) float32 {
-	if !(v >= lutMin) {
-		if !(v > 0) {
-			return l.zero
-		}
-		return l.zero + (l.t[0]-l.zero)*(v/lutMin)
+	if !(v > 0) {
+		v = 0
 	}
-	if v >= lutMax {
-		return l.top
-	}
-	bits := math.Float32bits(v)
-	i := int(bits>>lutFracBits) - (127+lutMinExp)<<lutStepBits
-	fr := float32(bits&(1<<lutFracBits-1)) * (1.0 / (1 << lutFracBits))
-	return l.t[i] + (l.t[i+1]-l.t[i])*fr
+	bits := math.Float32bits(min(v+lutOffset, lutTop))
+	i := int(bits>>lutFracBits) - lutBase
+	t := l.t[i : i+2 : i+2]
+	return t[0] + (t[1]-t[0])*(float32(bits&lutFracMask)*lutFracUnit)
 }
