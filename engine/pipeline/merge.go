@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/align"
@@ -25,22 +26,33 @@ func frameImages(j *Job) []*imaging.Image {
 	return imgs
 }
 
-// alignStep registers every bracket to the reference. Brackets that cannot be
-// registered (too little structure) are merged as shot, with a note: a tripod set
-// merges well without alignment, and failing the order would help nobody.
+// alignStep registers every bracket to the reference. A bracket whose registration
+// is not a usable fit (no finite residual) is merged as shot, with a note, and so is
+// the whole set when it cannot be registered at all: a tripod set merges well
+// without alignment, and failing the order would help nobody.
 func alignStep(ctx context.Context, j *Job) error {
 	if len(j.Frames) < 2 {
 		return nil
 	}
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
-	aligned, _, err := align.Align(imgs, ref, align.Options{})
+	ts, err := align.Estimate(imgs, ref, align.Options{})
 	if err != nil {
 		j.Note(fmt.Sprintf("align: the brackets could not be registered (%v); merged as shot", err))
 		return nil
 	}
-	for i := range j.Frames {
-		j.Frames[i].Image = aligned[i]
+	for i, t := range ts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case t.Model == align.ModelIdentity:
+		case math.IsNaN(t.Residual) || math.IsInf(t.Residual, 0):
+			j.Note(fmt.Sprintf("align: inputs[%d] could not be registered reliably; merged as shot", i))
+		default:
+			j.Frames[i].Image = align.Warp(imgs[i], t)
+		}
+		j.Progress(float64(i+1) / float64(len(ts)))
 	}
 	return nil
 }
