@@ -6,6 +6,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/porchlight/porchlight/core"
@@ -164,5 +165,33 @@ func TestStepTimingsSurviveRestart(t *testing.T) {
 		if loaded[step] <= 0 || loaded[step] != measured[step] {
 			t.Fatalf("%s: loaded %v after restart, measured %v", step, loaded[step], measured[step])
 		}
+	}
+}
+
+// Brackets of one scene are merged when this build has the merge step; without it
+// the order fails naming auto HDR, never delivering one bracket as the result.
+func TestMultiInputOrder(t *testing.T) {
+	e := newEnv(t, "")
+	a := e.upload(e.owner, photoSmallJPEG...)
+	b := e.upload(e.owner, photoSmallJPEG2...)
+	e.serve()
+	s, err := e.eng.Submit(e.owner, []string{a, b}, core.Options{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := e.wait(e.owner, s.OrderUUID)
+	if !e.pipe.Has(pipeline.StepMerge) {
+		if done.Status != core.OrderFailed || done.ErrorCode != pipeline.CodeFeatureUnavailable ||
+			!strings.Contains(done.Error, "auto HDR") || done.OutputAssetID != "" {
+			t.Fatalf("two brackets without a merge step: %+v", done)
+		}
+		return
+	}
+	if done.Status != core.OrderCompleted || done.Recipes["develop"] == "" {
+		t.Fatalf("two brackets: %+v", done)
+	}
+	_, img, _ := readOutput(t, e, e.owner, done.OutputAssetID)
+	if b := img.Bounds(); b.Dx() != 752 || b.Dy() != 500 {
+		t.Fatalf("merged output %v", b)
 	}
 }
