@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
@@ -24,6 +25,8 @@ type system struct {
 	engine *engine.Engine
 	api    *localapi.Server // nil when the API is off
 	sup    *Supervisor
+
+	hot *hotfolder.Service // the watched folders; nil when none is configured
 }
 
 // buildOptions say which front doors to start.
@@ -110,6 +113,22 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 			return nil, err
 		}
 		sys.sup.Add("api", sys.api)
+	}
+
+	// Hot folders: configured under `hotfolders`; their orders belong to the
+	// internal "hotfolders" key, so the window lists them.
+	if len(cfg.Hotfolders) > 0 {
+		folders, err := hotfolder.Decode(cfg.Hotfolders)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		sys.hot, err = hotfolder.New(folders, hotfolder.Deps{
+			DB: sys.db, Engine: sys.engine, Assets: sys.assets, Keys: sys.keys, Logger: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		sys.sup.Add("hotfolders", sys.hot)
 	}
 	return sys, nil
 }
