@@ -12,6 +12,10 @@ type features struct {
 	w, h int
 	lab  []float32 // L, a, b per pixel
 	tex  []float32 // mean gradient magnitude of L over a small window
+	// The same after a colour closing that erases thin dark lines (power lines,
+	// twigs, antennas): seeds grow across them.
+	labC []float32
+	texC []float32
 }
 
 // labOf converts linear sRGB (D65) to CIELAB.
@@ -34,7 +38,7 @@ func labF(t float32) float32 {
 // computeFeatures derives colour and texture from a linear RGB image.
 func computeFeatures(img *imaging.Image) *features {
 	w, h := img.W(), img.H()
-	f := &features{w: w, h: h, lab: make([]float32, w*h*3), tex: make([]float32, w*h)}
+	f := &features{w: w, h: h, lab: make([]float32, w*h*3)}
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := img.Row(y)
@@ -46,22 +50,72 @@ func computeFeatures(img *imaging.Image) *features {
 			}
 		}
 	})
-	// Gradient magnitude of L from central differences, then a 5x5 box mean: sky is
-	// smooth at this scale, foliage, brick and roof edges are not.
+	f.tex = texture(f.lab, w, h)
+	f.labC = closeColour(f.lab, w, h, lineRadius)
+	f.texC = texture(f.labC, w, h)
+	return f
+}
+
+// lineRadius is the closing radius: dark lines up to 2*lineRadius+1 pixels wide at the
+// working resolution vanish from the seed features.
+const lineRadius = 2
+
+// texture is the gradient magnitude of L from central differences averaged over a 5x5
+// box: sky is smooth at this scale, foliage, brick and roof edges are not.
+func texture(lab []float32, w, h int) []float32 {
 	grad := make([]float32, w*h)
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			ym, yp := max(y-1, 0), min(y+1, h-1)
 			for x := 0; x < w; x++ {
 				xm, xp := max(x-1, 0), min(x+1, w-1)
-				gx := f.lab[(y*w+xp)*3] - f.lab[(y*w+xm)*3]
-				gy := f.lab[(yp*w+x)*3] - f.lab[(ym*w+x)*3]
+				gx := lab[(y*w+xp)*3] - lab[(y*w+xm)*3]
+				gy := lab[(yp*w+x)*3] - lab[(ym*w+x)*3]
 				grad[y*w+x] = 0.5 * float32(math.Sqrt(float64(gx*gx+gy*gy)))
 			}
 		}
 	})
-	boxMean(f.tex, grad, w, h, 2)
-	return f
+	boxMean(grad, grad, w, h, 2)
+	return grad
+}
+
+// closeColour is a greyscale closing on L (square window of radius r) that carries each
+// chosen pixel's whole Lab colour along, so the result stays a real colour.
+func closeColour(lab []float32, w, h, r int) []float32 {
+	a := rankPass(lab, w, h, r, true, true)
+	a = rankPass(a, w, h, r, false, true)
+	a = rankPass(a, w, h, r, true, false)
+	return rankPass(a, w, h, r, false, false)
+}
+
+// rankPass replaces each pixel by the colour of the brightest (or darkest) pixel within
+// r along one axis.
+func rankPass(src []float32, w, h, r int, horizontal, brightest bool) []float32 {
+	dst := make([]float32, len(src))
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				best := y*w + x
+				for k := -r; k <= r; k++ {
+					xx, yy := x, y
+					if horizontal {
+						xx += k
+					} else {
+						yy += k
+					}
+					if xx < 0 || yy < 0 || xx >= w || yy >= h {
+						continue
+					}
+					q := yy*w + xx
+					if (brightest && src[q*3] > src[best*3]) || (!brightest && src[q*3] < src[best*3]) {
+						best = q
+					}
+				}
+				copy(dst[(y*w+x)*3:(y*w+x)*3+3], src[best*3:best*3+3])
+			}
+		}
+	})
+	return dst
 }
 
 // boxMean writes the mean of src over a (2r+1)^2 window (clipped at the borders) to dst.

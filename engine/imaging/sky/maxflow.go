@@ -103,7 +103,7 @@ func (g *cutGraph) nextActive() int32 {
 func (g *cutGraph) arcHead(a int32) int32 { return g.neighbour(a/gridK, int(a%gridK)) }
 
 // sister is the reverse of arc a: from its head back along the opposite direction.
-func (g *cutGraph) sister(a int32) int32 { return g.arcHead(a)*gridK + (a%gridK)^1 }
+func (g *cutGraph) sister(a int32) int32 { return g.arcHead(a)*gridK + (a % gridK) ^ 1 }
 
 // solve runs max-flow; afterwards sourceSide reports each node's label.
 func (g *cutGraph) solve() {

@@ -19,7 +19,7 @@ func bruteCut(w, h int, costS, costT []float32, pair map[[2]int]float32) float64
 			}
 		}
 		for k, c := range pair {
-			if (mask>>k[0]&1) != (mask>>k[1]&1) {
+			if (mask >> k[0] & 1) != (mask >> k[1] & 1) {
 				e += float64(c)
 			}
 		}

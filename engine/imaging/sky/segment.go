@@ -11,6 +11,8 @@ import (
 const (
 	seedTexMax   = 1.6  // seeds are smooth
 	seedStepMax  = 3.0  // colour step allowed between neighbouring seed pixels
+	seedTexSky   = 3.0  // seeds may cross rougher pixels if they are blue or bright white
+	seedHued     = 0.5  // a seed part must be at least this sky-coloured
 	bgTexMin     = 3.0  // clearly textured pixels teach the non-sky model
 	skyComps     = 4    // mixture sizes
 	bgComps      = 8    //
@@ -21,6 +23,8 @@ const (
 	llrClamp     = 12.0 // bound on the colour log-likelihood ratio
 	cutRounds    = 2    // colour model re-estimated from the cut this many times
 	minSeedShare = 0.01 // seeds must cover this much of the frame
+	hueBonus     = 1.0  // prior for blue / bright white pixels, against other colours
+	seedBonus    = 2.5  // trust in the seeds grown from the top edge
 )
 
 // labelling is the hard segmentation at the working resolution.
@@ -36,7 +40,7 @@ func segmentWork(img *imaging.Image) *labelling {
 	f := computeFeatures(img)
 	w, h := f.w, f.h
 	lab := &labelling{w: w, h: h, sky: make([]bool, w*h)}
-	seed := seedSky(f)
+	seed, rejected := seedSky(f)
 	nSeed := 0
 	for _, s := range seed {
 		if s {
@@ -44,7 +48,7 @@ func segmentWork(img *imaging.Image) *labelling {
 		}
 	}
 	if float64(nSeed) < minSeedShare*float64(w*h) {
-		lab.reason = "no smooth bright region reaches the top edge"
+		lab.reason = "no smooth blue or bright white region reaches the top edge"
 		return lab
 	}
 	var skyIdx, bgIdx []int32
@@ -53,7 +57,7 @@ func segmentWork(img *imaging.Image) *labelling {
 		switch {
 		case seed[p]:
 			skyIdx = append(skyIdx, int32(p))
-		case f.tex[p] > bgTexMin || y > h*3/5 || foliage(f.lab[p*3+1], f.lab[p*3+2]):
+		case rejected[p] || f.tex[p] > bgTexMin || y > h*3/5 || foliage(f.lab[p*3+1], f.lab[p*3+2]):
 			bgIdx = append(bgIdx, int32(p))
 		}
 	}
@@ -64,7 +68,7 @@ func segmentWork(img *imaging.Image) *labelling {
 	skyM, bgM := fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
 	beta := contrastBeta(f)
 	for round := 0; ; round++ {
-		cutSky(f, skyM, bgM, beta, lab.sky)
+		cutSky(f, seed, skyM, bgM, beta, lab.sky)
 		keepTopConnected(lab.sky, w, h)
 		if round == cutRounds {
 			break
@@ -95,26 +99,92 @@ func foliage(a, b float32) bool { return a < -6 && b > 6 }
 
 // seedSky floods from the top edge through smooth, bright, non-foliage pixels whose
 // colour changes only gradually: the part of the sky we are sure of.
-func seedSky(f *features) []bool {
+func seedSky(f *features) (seed, rejected []bool) {
 	w, h := f.w, f.h
+	lab, tex := f.labC, f.texC
 	ls := make([]float32, 0, w*h)
 	for p := 0; p < w*h; p++ {
-		ls = append(ls, f.lab[p*3])
+		ls = append(ls, lab[p*3])
 	}
 	slices.Sort(ls)
-	lMin := max(ls[len(ls)*2/5], 25)
+	lMin := max(min(ls[len(ls)*2/5], 40), 20)
 	ok := func(p int) bool {
 		o := p * 3
-		return f.tex[p] < seedTexMax && f.lab[o] >= lMin && !foliage(f.lab[o+1], f.lab[o+2])
+		return tex[p] < seedTexMax && lab[o] >= lMin && !foliage(lab[o+1], lab[o+2])
 	}
-	seed := make([]bool, w*h)
-	stack := make([]int32, 0, 1024)
+	seed = make([]bool, w*h)
+	var stack []int32
 	for x := 0; x < w; x++ {
 		if ok(x) {
 			seed[x] = true
 			stack = append(stack, int32(x))
 		}
 	}
+	grow(seed, stack, w, h, lab, ok)
+	rejected = keepSkyColouredParts(seed, w, h, lab)
+	// Second pass: from there, also through the rougher pixels of cloud edges and
+	// hazy sky behind twigs, as long as they have a sky's colour.
+	okSky := func(p int) bool {
+		o := p * 3
+		return ok(p) || (tex[p] < seedTexSky && skyColoured(lab[o], lab[o+1], lab[o+2]))
+	}
+	stack = stack[:0]
+	for p, s := range seed {
+		if s {
+			stack = append(stack, int32(p))
+		}
+	}
+	grow(seed, stack, w, h, lab, okSky)
+	return seed, rejected
+}
+
+// keepSkyColouredParts splits the seeds into connected parts and clears the parts that
+// are mostly not sky-coloured: a facade or ceiling that touches the top edge is smooth
+// and bright too, but grey, beige or lamp-lit. It returns the cleared pixels.
+func keepSkyColouredParts(seed []bool, w, h int, lab []float32) []bool {
+	comp := make([]int32, w*h)
+	for i := range comp {
+		comp[i] = -1
+	}
+	var members []int32
+	rejected := make([]bool, w*h)
+	for start := range seed {
+		if !seed[start] || comp[start] >= 0 {
+			continue
+		}
+		members = append(members[:0], int32(start))
+		comp[start] = int32(start)
+		hued := 0
+		for i := 0; i < len(members); i++ {
+			p := int(members[i])
+			if o := p * 3; skyColoured(lab[o], lab[o+1], lab[o+2]) {
+				hued++
+			}
+			x, y := p%w, p/w
+			for d := 0; d < 4; d++ {
+				nx, ny := x+gridDX[d], y+gridDY[d]
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				if q := ny*w + nx; seed[q] && comp[q] < 0 {
+					comp[q] = int32(start)
+					members = append(members, int32(q))
+				}
+			}
+		}
+		if float64(hued) < seedHued*float64(len(members)) {
+			for _, p := range members {
+				seed[p] = false
+				rejected[p] = true
+			}
+		}
+	}
+	return rejected
+}
+
+// grow floods seed from the stacked pixels into 4-neighbours that pass ok and differ
+// by at most seedStepMax.
+func grow(seed []bool, stack []int32, w, h int, lab []float32, ok func(int) bool) {
 	for len(stack) > 0 {
 		p := int(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
@@ -125,14 +195,13 @@ func seedSky(f *features) []bool {
 				continue
 			}
 			q := ny*w + nx
-			if seed[q] || !ok(q) || labDist2(f.lab, p, q) > seedStepMax*seedStepMax {
+			if seed[q] || !ok(q) || labDist2(lab, p, q) > seedStepMax*seedStepMax {
 				continue
 			}
 			seed[q] = true
 			stack = append(stack, int32(q))
 		}
 	}
-	return seed
 }
 
 func labDist2(lab []float32, p, q int) float32 {
@@ -161,7 +230,7 @@ func contrastBeta(f *features) float64 {
 
 // cutSky minimises colour + texture + position unaries and contrast-sensitive
 // smoothness with one minimum cut; sky is the source side.
-func cutSky(f *features, skyM, bgM *gmm, beta float64, out []bool) {
+func cutSky(f *features, seed []bool, skyM, bgM *gmm, beta float64, out []bool) {
 	w, h := f.w, f.h
 	g := newCutGraph(w, h)
 	imaging.Bands(h, func(_, y0, y1 int) {
@@ -172,7 +241,17 @@ func cutSky(f *features, skyM, bgM *gmm, beta float64, out []bool) {
 				o := p * 3
 				llr := skyM.logLik(f.lab[o], f.lab[o+1], f.lab[o+2]) - bgM.logLik(f.lab[o], f.lab[o+1], f.lab[o+2])
 				llr = math.Max(-llrClamp, math.Min(llrClamp, llr))
-				costSky := -llr/2 + texWeight*math.Max(0, float64(f.tex[p])-texFree) + posWeight*fy*fy
+				// Texture is read after the closing, so sky seen through wires and
+				// sparse twigs is not penalised; the colour term still sees them.
+				costSky := -llr/2 + texWeight*math.Max(0, float64(f.texC[p])-texFree) + posWeight*fy*fy
+				if skyColoured(f.lab[o], f.lab[o+1], f.lab[o+2]) {
+					costSky -= hueBonus
+				} else {
+					costSky += hueBonus
+				}
+				if seed[p] {
+					costSky -= seedBonus
+				}
 				costBg := llr / 2
 				g.setTerminal(p, float32(costSky), float32(costBg))
 				for d := 0; d < gridK; d += 2 {
@@ -207,11 +286,14 @@ func cutSky(f *features, skyM, bgM *gmm, beta float64, out []bool) {
 
 // keepTopConnected clears sky components that do not touch the top edge: a window
 // reflecting the sky or a pale wall under an eave is enclosed by the building.
+// Connectivity is taken on the mask dilated by lineRadius, so sky stays connected
+// across power lines and twigs while walls and eaves still separate.
 func keepTopConnected(sky []bool, w, h int) {
+	grown := dilate(sky, w, h, lineRadius)
 	keep := make([]bool, len(sky))
 	stack := make([]int32, 0, 1024)
 	for x := 0; x < w; x++ {
-		if sky[x] {
+		if grown[x] {
 			keep[x] = true
 			stack = append(stack, int32(x))
 		}
@@ -226,11 +308,42 @@ func keepTopConnected(sky []bool, w, h int) {
 				continue
 			}
 			q := ny*w + nx
-			if sky[q] && !keep[q] {
+			if grown[q] && !keep[q] {
 				keep[q] = true
 				stack = append(stack, int32(q))
 			}
 		}
 	}
-	copy(sky, keep)
+	for p := range sky {
+		sky[p] = sky[p] && keep[p]
+	}
+}
+
+// dilate grows a mask by a square of radius r.
+func dilate(m []bool, w, h, r int) []bool {
+	tmp := make([]bool, len(m))
+	for y := 0; y < h; y++ {
+		last := -1 << 30 // last set pixel at or left of x+r
+		for x := -r; x < w; x++ {
+			if xr := x + r; xr < w && m[y*w+xr] {
+				last = xr
+			}
+			if x >= 0 {
+				tmp[y*w+x] = last >= x-r
+			}
+		}
+	}
+	out := make([]bool, len(m))
+	for x := 0; x < w; x++ {
+		last := -1 << 30
+		for y := -r; y < h; y++ {
+			if yr := y + r; yr < h && tmp[yr*w+x] {
+				last = yr
+			}
+			if y >= 0 {
+				out[y*w+x] = last >= y-r
+			}
+		}
+	}
+	return out
 }
