@@ -105,7 +105,7 @@ func detectSegments(gray []float32, w, h int, maxLean float64) []segment {
 		}
 		rec := d.regionToRect(regAngle, prec, p)
 		var ok bool
-		rec, ok = d.refine(rec, regAngle, prec, p)
+		rec, ok = d.refine(rec, prec, p)
 		if !ok {
 			continue
 		}
@@ -316,7 +316,7 @@ func (r *lsdRect) length() float64 { return math.Hypot(r.x2-r.x1, r.y2-r.y1) }
 
 // refine tightens a region whose rectangle is too sparse: first by regrowing with an
 // angle tolerance estimated near the seed, then by shrinking its radius.
-func (d *lsd) refine(rec lsdRect, regAngle, prec, p float64) (lsdRect, bool) {
+func (d *lsd) refine(rec lsdRect, prec, p float64) (lsdRect, bool) {
 	density := float64(len(d.reg)) / (rec.length() * rec.width)
 	if density >= lsdDensity {
 		return rec, true
@@ -340,7 +340,7 @@ func (d *lsd) refine(rec lsdRect, regAngle, prec, p float64) (lsdRect, bool) {
 	}
 	mean := sum / float64(n)
 	tau := 2 * math.Sqrt(math.Max(0, (sSum-2*mean*sum)/float64(n)+mean*mean))
-	regAngle = d.regionGrow(int(seed.x), int(seed.y), tau)
+	regAngle := d.regionGrow(int(seed.x), int(seed.y), tau)
 	if len(d.reg) < 2 {
 		return rec, false
 	}
