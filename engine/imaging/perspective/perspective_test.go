@@ -325,3 +325,24 @@ func TestLargestInscribed(t *testing.T) {
 		t.Error("non-convex frame accepted")
 	}
 }
+
+// TestNonFiniteSamplesDoNotPanic injects NaN and infinite samples into a real photo.
+func TestNonFiniteSamplesDoNotPanic(t *testing.T) {
+	img := loadPhoto(t, "interiors", "houses_156_bedroom.jpg")
+	for i := 0; i < len(img.Pix); i += 997 {
+		img.Pix[i] = float32(math.NaN())
+		img.Pix[i+1] = float32(math.Inf(1))
+	}
+	out, res, err := Correct(img, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Applied {
+		t.Fatalf("not applied: %s", res.Reason)
+	}
+	for i, v := range out.Pix {
+		if math.IsNaN(float64(v)) {
+			t.Fatalf("sample %d is NaN", i)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func warpInto(dst, src *imaging.Image, inv Homography) {
 					sampleClamped(src, ix, iy, wx, wy, acc[:c])
 				}
 				for k := 0; k < c; k++ {
-					row[o+k] = max(acc[k], 0)
+					row[o+k] = nonNeg(acc[k])
 				}
 			}
 		}
@@ -124,7 +124,15 @@ func sample3(src *imaging.Image, ix, iy int, wx, wy *[4]float32) (r, g, b float3
 		g += wy[j] * gg
 		b += wy[j] * bb
 	}
-	return max(r, 0), max(g, 0), max(b, 0)
+	return nonNeg(r), nonNeg(g), nonNeg(b)
+}
+
+// nonNeg clamps bicubic undershoot (and NaN from non-finite input) to 0.
+func nonNeg(v float32) float32 {
+	if !(v > 0) {
+		return 0
+	}
+	return v
 }
 
 func sampleN(src *imaging.Image, ix, iy int, wx, wy *[4]float32, acc []float32) {

@@ -559,3 +559,24 @@ func TestTablesMatchTheirFunctions(t *testing.T) {
 		prev = out
 	}
 }
+
+// TestTinyAndOddImages runs every operation on degenerate sizes and on out-of-range
+// samples (negative, above white, infinite, NaN): no panic, output finite in 0..1.
+func TestTinyAndOddImages(t *testing.T) {
+	odd := []float32{-0.5, 0, 1e-9, 0.2, 1, 3, 50, float32(math.Inf(1)), float32(math.NaN())}
+	for _, size := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {3, 2}, {17, 5}} {
+		img := imaging.New(size[0], size[1], 3)
+		for i := range img.Pix {
+			img.Pix[i] = odd[(i*7)%len(odd)]
+		}
+		out, err := Apply(img, benchLook)
+		if err != nil {
+			t.Fatalf("%v: %v", size, err)
+		}
+		for i, v := range out.Pix {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("%v: sample %d is %v", size, i, v)
+			}
+		}
+	}
+}
