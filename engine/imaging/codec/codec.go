@@ -6,6 +6,13 @@
 //
 // Every failure on bad input is an *Error with one of the ingest codes, so the asset
 // store can report it as data.code.
+//
+// Libraries: JPEG through libjpeg-turbo (TurboJPEG, with DCT-domain downscaling), WebP
+// through libwebp, PNG and TIFF through the Go decoders, HEIC through
+// github.com/gen2brain/heic (libheif, from the system when a shared libheif is
+// installed, else as WebAssembly in process: no build dependency, works everywhere),
+// camera RAW through LibRaw in a worker process (see package raw). ICC matrix/TRC
+// profiles are parsed and applied here.
 package codec
 
 import (
