@@ -60,13 +60,18 @@ func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) 
 		return nil, Result{}, err
 	}
 	out := imaging.New(img.W(), img.H(), img.C)
-	p.run(img, out)
+	var us *unsharp
+	if look.Sharpen {
+		us = newUnsharp(img.W(), img.H())
+	}
+	p.run(img, out, us)
 	res := Result{LevelsBlack: 0, LevelsWhite: 1}
 	if look.AutoLevels {
 		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
 	}
-	if look.Sharpen {
-		res.SharpenSigma = sharpen(out)
+	if us != nil {
+		us.finish(out)
+		res.SharpenSigma = us.sigma
 	}
 	return out, res, nil
 }
@@ -163,14 +168,19 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 	return lo, hi
 }
 
-// run is the full-resolution pass: gains, local exposure, tone table, color, clamp.
-func (p *plan) run(src, dst *imaging.Image) {
+// run is the full-resolution pass: gains, local exposure, tone table, color, clamp,
+// and (with us) the first half of the sharpening.
+func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 	W, c := src.W(), src.C
 	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
 	imaging.Bands(src.H(), func(_, y0, y1 int) {
 		var sl slab
 		if p.base != nil {
 			sl = p.base.newSlab()
+		}
+		var lum []float32
+		if us != nil {
+			lum = make([]float32, W)
 		}
 		for y := y0; y < y1; y++ {
 			in, out := src.Row(y), dst.Row(y)
@@ -191,10 +201,17 @@ func (p *plan) run(src, dst *imaging.Image) {
 				if p.hasColor {
 					r, g, b = p.color.apply(r, g, b)
 				}
-				q[0], q[1], q[2] = clamp01f(r), clamp01f(g), clamp01f(b)
+				r, g, b = clamp01f(r), clamp01f(g), clamp01f(b)
+				q[0], q[1], q[2] = r, g, b
 				if c == 4 {
 					out[o+3] = in[o+3]
 				}
+				if lum != nil {
+					lum[x] = sqrt32(lumR*r + lumG*g + lumB*b)
+				}
+			}
+			if us != nil {
+				us.addRow(y, lum)
 			}
 		}
 	})

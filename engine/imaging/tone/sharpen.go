@@ -23,36 +23,43 @@ func sharpenSigma(w, h int) float64 {
 	return math.Max(sharpenMinSigma, float64(max(w, h))*sharpenSigmaPerP)
 }
 
-// sharpen applies a luminance unsharp mask in place and returns its sigma. The mask
-// works on the square root of luminance (close to perceived lightness) and scales RGB
-// by the ratio, so colors keep their hue and no colored fringes appear.
-func sharpen(img *imaging.Image) float64 {
-	W, H, c := img.W(), img.H(), img.C
-	sigma := sharpenSigma(W, H)
-	r := int(math.Ceil(3 * sigma))
-	k := make([]float32, 2*r+1)
+// unsharp is a luminance unsharp mask for one image. It works on the square root of
+// luminance (close to perceived lightness) and scales RGB by the ratio, so colors
+// keep their hue and no colored fringes appear. Its horizontal blur runs row by row
+// inside the main pass (addRow), its vertical blur and the mask in finish.
+type unsharp struct {
+	sigma float64
+	r     int
+	k     []float32
+	w, h  int
+	hb    []float32 // horizontally blurred square-root luminance
+}
+
+func newUnsharp(w, h int) *unsharp {
+	u := &unsharp{sigma: sharpenSigma(w, h), w: w, h: h}
+	u.r = int(math.Ceil(3 * u.sigma))
+	u.k = make([]float32, 2*u.r+1)
 	var sum float32
-	for i := -r; i <= r; i++ {
-		k[i+r] = float32(math.Exp(-float64(i*i) / (2 * sigma * sigma)))
-		sum += k[i+r]
+	for i := -u.r; i <= u.r; i++ {
+		u.k[i+u.r] = float32(math.Exp(-float64(i*i) / (2 * u.sigma * u.sigma)))
+		sum += u.k[i+u.r]
 	}
-	for i := range k {
-		k[i] /= sum
+	for i := range u.k {
+		u.k[i] /= sum
 	}
-	// Horizontal blur of sqrt-luminance into a plane.
-	hb := make([]float32, W*H)
-	imaging.Bands(H, func(_, y0, y1 int) {
-		s := make([]float32, W)
-		for y := y0; y < y1; y++ {
-			row := img.Row(y)
-			for x := range s {
-				o := x * c
-				s[x] = sqrt32(lumR*row[o] + lumG*row[o+1] + lumB*row[o+2])
-			}
-			blurRow(s, hb[y*W:(y+1)*W], k, r)
-		}
-	})
-	// Vertical blur row by row, then the mask.
+	u.hb = make([]float32, w*h)
+	return u
+}
+
+// addRow takes the square-root luminance of finished row y (scratch s, len w) and
+// stores its horizontal blur.
+func (u *unsharp) addRow(y int, s []float32) {
+	blurRow(s, u.hb[y*u.w:(y+1)*u.w], u.k, u.r)
+}
+
+// finish blurs vertically and applies the mask to img in place.
+func (u *unsharp) finish(img *imaging.Image) {
+	W, H, c, r, k, hb := u.w, u.h, img.C, u.r, u.k, u.hb
 	imaging.Bands(H, func(_, y0, y1 int) {
 		vb := make([]float32, W)
 		for y := y0; y < y1; y++ {
@@ -70,7 +77,8 @@ func sharpen(img *imaging.Image) float64 {
 			row := img.Row(y)
 			for x := 0; x < W; x++ {
 				o := x * c
-				s := sqrt32(lumR*row[o] + lumG*row[o+1] + lumB*row[o+2])
+				px := row[o : o+3 : o+3]
+				s := sqrt32(lumR*px[0] + lumG*px[1] + lumB*px[2])
 				if s < 1e-4 {
 					continue
 				}
@@ -78,13 +86,12 @@ func sharpen(img *imaging.Image) float64 {
 				d *= d * d / (d*d + sharpenNoise*sharpenNoise)
 				ns := s + sharpenAmount*d
 				g := min(max(ns*ns/(s*s), 0.25), 4)
-				row[o] = clamp01f(row[o] * g)
-				row[o+1] = clamp01f(row[o+1] * g)
-				row[o+2] = clamp01f(row[o+2] * g)
+				px[0] = clamp01f(px[0] * g)
+				px[1] = clamp01f(px[1] * g)
+				px[2] = clamp01f(px[2] * g)
 			}
 		}
 	})
-	return sigma
 }
 
 // blurRow convolves src with the symmetric kernel k (radius r) into dst, repeating
