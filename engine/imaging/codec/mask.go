@@ -47,6 +47,7 @@ func DecodeMask(r io.ReaderAt, size int64) (*imaging.Image, error) {
 	out := imaging.New(w, ht, 1)
 
 	// Per row band: count colourful opaque pixels and whether any pixel is transparent.
+	px := pixelReader(m)
 	nw := imaging.Workers()
 	colourful := make([]int, nw)
 	transparent := make([]bool, nw)
@@ -54,7 +55,7 @@ func DecodeMask(r io.ReaderAt, size int64) (*imaging.Image, error) {
 		for y := y0; y < y1; y++ {
 			row := out.Row(y)
 			for x := 0; x < w; x++ {
-				r, g, bl, a := nrgba16(m, b.Min.X+x, b.Min.Y+y)
+				r, g, bl, a := px(b.Min.X+x, b.Min.Y+y)
 				if a < 0xFFFF {
 					transparent[wk] = true
 				}
@@ -82,20 +83,48 @@ func spread(r, g, b uint32) uint32 {
 	return max(r, g, b) - min(r, g, b)
 }
 
-// nrgba16 reads one pixel as non-premultiplied 16-bit, with fast paths for the layouts
-// image/png produces for masks.
-func nrgba16(m image.Image, x, y int) (r, g, b, a uint32) {
+// pixelReader returns a function reading one pixel as non-premultiplied 16-bit, with
+// fast paths (no allocation per pixel) for the layouts image/png produces.
+func pixelReader(m image.Image) func(x, y int) (r, g, b, a uint32) {
 	switch s := m.(type) {
 	case *image.Gray:
-		v := uint32(s.Pix[s.PixOffset(x, y)]) * 0x101
-		return v, v, v, 0xFFFF
+		return func(x, y int) (uint32, uint32, uint32, uint32) {
+			v := uint32(s.Pix[s.PixOffset(x, y)]) * 0x101
+			return v, v, v, 0xFFFF
+		}
+	case *image.Gray16:
+		return func(x, y int) (uint32, uint32, uint32, uint32) {
+			i := s.PixOffset(x, y)
+			v := uint32(s.Pix[i])<<8 | uint32(s.Pix[i+1])
+			return v, v, v, 0xFFFF
+		}
 	case *image.NRGBA:
-		p := s.Pix[s.PixOffset(x, y):]
-		return uint32(p[0]) * 0x101, uint32(p[1]) * 0x101, uint32(p[2]) * 0x101, uint32(p[3]) * 0x101
+		return func(x, y int) (uint32, uint32, uint32, uint32) {
+			p := s.Pix[s.PixOffset(x, y):]
+			return uint32(p[0]) * 0x101, uint32(p[1]) * 0x101, uint32(p[2]) * 0x101, uint32(p[3]) * 0x101
+		}
+	case *image.NRGBA64:
+		return func(x, y int) (uint32, uint32, uint32, uint32) {
+			p := s.Pix[s.PixOffset(x, y):]
+			return uint32(p[0])<<8 | uint32(p[1]), uint32(p[2])<<8 | uint32(p[3]),
+				uint32(p[4])<<8 | uint32(p[5]), uint32(p[6])<<8 | uint32(p[7])
+		}
 	case *image.Paletted:
-		c := color.NRGBAModel.Convert(s.Palette[s.ColorIndexAt(x, y)]).(color.NRGBA)
-		return uint32(c.R) * 0x101, uint32(c.G) * 0x101, uint32(c.B) * 0x101, uint32(c.A) * 0x101
+		pal := make([]color.NRGBA64, len(s.Palette))
+		for i, c := range s.Palette {
+			pal[i] = color.NRGBA64Model.Convert(c).(color.NRGBA64)
+		}
+		return func(x, y int) (uint32, uint32, uint32, uint32) {
+			i := int(s.Pix[s.PixOffset(x, y)])
+			if i >= len(pal) {
+				return 0, 0, 0, 0
+			}
+			c := pal[i]
+			return uint32(c.R), uint32(c.G), uint32(c.B), uint32(c.A)
+		}
 	}
-	c := color.NRGBA64Model.Convert(m.At(x, y)).(color.NRGBA64)
-	return uint32(c.R), uint32(c.G), uint32(c.B), uint32(c.A)
+	return func(x, y int) (uint32, uint32, uint32, uint32) {
+		c := color.NRGBA64Model.Convert(m.At(x, y)).(color.NRGBA64)
+		return uint32(c.R), uint32(c.G), uint32(c.B), uint32(c.A)
+	}
 }
