@@ -66,15 +66,24 @@ func TestICCConversionMatchesLittleCMS(t *testing.T) {
 	readICCFile(t, "srgb.icc")
 	photo := readPhoto(t, "brackets", "house_interior_kim", "C.jpg")
 	p3 := buildICC("Display P3", "test", primariesD50(0.680, 0.320, 0.265, 0.690, 0.150, 0.060, 0.3127, 0.3290), srgbCurve)
-	cases := []struct {
+	type iccCase struct {
 		name, wantName string
 		data           []byte
-	}{
+	}
+	cases := []iccCase{
 		{"a98", "", withICC(photo, readICCFile(t, "a98.icc"))},
 		{"prophoto", "", withICC(photo, readICCFile(t, "rommrgb.icc"))},
 		{"p3", "Display P3", withICC(photo, p3)},
 		{"png-adobe", "Adobe RGB (1998)", readPhoto(t, "brackets", "living_room_windows", "DSC_0084.png")},
 	}
+	// The same Adobe RGB photo as WebP (ICCP chunk) and as 16-bit TIFF (ICC tag).
+	adobePNG := testphotosPath(t, "brackets", "living_room_windows", "DSC_0084.png")
+	dir := t.TempDir()
+	run(t, "convert", adobePNG, "-define", "webp:lossless=true", dir+"/adobe.webp")
+	run(t, "convert", adobePNG, "-depth", "16", dir+"/adobe16.tif")
+	cases = append(cases,
+		iccCase{"webp-adobe", "Adobe RGB (1998)", readFile(t, dir+"/adobe.webp")},
+		iccCase{"tiff16-adobe", "Adobe RGB (1998)", readFile(t, dir+"/adobe16.tif")})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := probeBytes(t, c.data)
