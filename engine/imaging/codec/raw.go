@@ -40,23 +40,7 @@ func probeRaw(r io.ReaderAt, size int64, kind string) (*header, error) {
 
 	// EXIF straight from the file where the format is TIFF-structured or embeds a JPEG;
 	// LibRaw's parse fills what that leaves empty.
-	br := bytes.NewReader(data)
-	switch kind {
-	case "raf":
-		if len(data) > 92 {
-			off, n := int64(binary.BigEndian.Uint32(data[84:])), int64(binary.BigEndian.Uint32(data[88:]))
-			if off > 0 && n > 0 && off+n <= size {
-				if jh, err := scanJPEG(io.NewSectionReader(br, off, n), n); err == nil && jh.exifOff > 0 {
-					exifMeta(br, off+jh.exifOff, jh.exifLen, &h.meta)
-				}
-			}
-		}
-	case "cr3":
-		cr3Meta(br, size, &h.meta)
-	case "crw":
-	default:
-		exifMeta(br, 0, size, &h.meta)
-	}
+	rawContainerMeta(bytes.NewReader(data), size, kind, &h.meta)
 	m := &h.meta
 	fill := func(dst *string, v string) {
 		if *dst == "" {
@@ -108,6 +92,30 @@ func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Imag
 	shortsToLinear(dev.Pix, 3, img, linearIdentity16())
 	h.profileDone = true
 	return img, nil
+}
+
+// rawContainerMeta reads the EXIF a RAW container carries: the TIFF structure itself
+// for TIFF-based formats, the embedded JPEG's APP1 for RAF, the CMT boxes for CR3.
+// CRW (CIFF) has no EXIF; LibRaw's parse covers it.
+func rawContainerMeta(r io.ReaderAt, size int64, kind string, m *Meta) {
+	switch kind {
+	case "raf":
+		var hdr [8]byte
+		if _, err := r.ReadAt(hdr[:], 84); err != nil {
+			return
+		}
+		off, n := int64(binary.BigEndian.Uint32(hdr[:4])), int64(binary.BigEndian.Uint32(hdr[4:]))
+		if off > 0 && n > 0 && off+n <= size {
+			if jh, err := scanJPEG(io.NewSectionReader(r, off, n), n); err == nil && jh.exifOff > 0 {
+				exifMeta(r, off+jh.exifOff, jh.exifLen, m)
+			}
+		}
+	case "cr3":
+		cr3Meta(r, size, m)
+	case "crw":
+	default:
+		exifMeta(r, 0, size, m)
+	}
 }
 
 // cr3Meta reads the EXIF of a Canon CR3: TIFF streams in the CMT1 (IFD0), CMT2 (EXIF

@@ -215,3 +215,45 @@ func TestRawThumbnailUsesEmbeddedPreview(t *testing.T) {
 	}
 	t.Logf("preview thumbnail %v, half-size development %v", fast, slow)
 }
+
+// RAF embeds a camera JPEG whose APP1 carries the EXIF; CR3 keeps IFD0 and the EXIF IFD
+// as TIFF streams in CMT1 and CMT2 boxes. Both are built here around real EXIF data.
+func TestRawContainerMeta(t *testing.T) {
+	photo := readPhoto(t, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG")
+	raf := []byte("FUJIFILMCCD-RAW 0201FF383501")
+	raf = append(raf, make([]byte, 160-len(raf))...)
+	binary.BigEndian.PutUint32(raf[84:], 160)
+	binary.BigEndian.PutUint32(raf[88:], uint32(len(photo)))
+	raf = append(raf, photo...)
+	var m Meta
+	rawContainerMeta(newReader(raf), int64(len(raf)), "raf", &m)
+	if m.Model != "Canon EOS 5D Mark II" || m.ExposureTime != 0.05 || m.ISO != 100 {
+		t.Errorf("raf: %q %v %v", m.Model, m.ExposureTime, m.ISO)
+	}
+
+	tiffOf := func(w *exifWriter) []byte {
+		return append([]byte("II*\x00\x08\x00\x00\x00"), w.serialize(8, 0)...)
+	}
+	var ifd0, exif exifWriter
+	ifd0.ascii(tagMake, "Canon")
+	ifd0.ascii(tagModel, "Canon EOS R5")
+	ifd0.ascii(tagCopyright, "Jane Doe")
+	exif.rationals(tagExposureTime, false, 1.0/125)
+	exif.rationals(tagFNumber, false, 8)
+	exif.short(tagISO, 400)
+	exif.ascii(tagDateTimeOriginal, "2024:03:04 05:06:07")
+	exif.ascii(tagLensModel, "RF15-35mm F2.8 L IS USM")
+	uuid := []byte{0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0, 0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48}
+	cr3 := box("ftyp", []byte("crx "), u32(1), []byte("crx isom"))
+	cr3 = append(cr3, box("moov", box("uuid", uuid, box("CMT1", tiffOf(&ifd0)), box("CMT2", tiffOf(&exif))))...)
+	if SniffRaw(cr3) != "cr3" {
+		t.Fatalf("sniffed %q", SniffRaw(cr3))
+	}
+	m = Meta{}
+	rawContainerMeta(newReader(cr3), int64(len(cr3)), "cr3", &m)
+	want := time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
+	if m.Model != "Canon EOS R5" || m.Copyright != "Jane Doe" || m.ExposureTime != 1.0/125 || m.FNumber != 8 ||
+		m.ISO != 400 || !m.DateTimeOriginal.Equal(want) || m.LensModel != "RF15-35mm F2.8 L IS USM" {
+		t.Errorf("cr3: %+v", m)
+	}
+}
