@@ -109,7 +109,8 @@ var (
 )
 
 // call runs one operation in a worker process and decodes a successful answer with ok.
-// When this executable cannot be started again, the operation runs in process.
+// When this executable cannot be started again (deleted, or exec forbidden), the
+// operation runs in this process instead.
 func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 	if len(data) == 0 {
 		return &Error{Code: -2, Op: "open"} // LIBRAW_FILE_UNSUPPORTED
@@ -121,10 +122,13 @@ func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 			}
 		}
 	})
-	if exePath == "" {
+	inProcess := func() error {
 		var buf bytes.Buffer
 		work(op, half, data, &buf)
 		return readResponse(&buf, ok)
+	}
+	if exePath == "" {
+		return inProcess()
 	}
 	cmd := exec.Command(exePath)
 	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
@@ -139,7 +143,7 @@ func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("raw: starting LibRaw worker: %w", err)
+		return inProcess() // no way to start a process here (sandbox): run unprotected
 	}
 	timer := time.AfterFunc(Timeout, func() { cmd.Process.Kill() })
 	defer timer.Stop()
