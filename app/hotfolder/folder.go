@@ -32,9 +32,13 @@ type folder struct {
 	counts     counters
 	recent     []Activity
 	userPaused bool
-	missing    string // why the input folder is unreachable; "" when it is there
-	lastErr    string
-	waiting    int // files seen by the last scan that are in no scene yet
+	missing    string             // why the input folder is unreachable; "" when it is there
+	problems   map[string]problem // what is wrong now, by source ("scan", "output", "scene <id>")
+	waiting    int                // files seen by the last scan that are in no scene yet
+
+	// scanMu is held by a scan and by a worker taking a scene apart, so that a scan
+	// never writes back entries of a scene dissolved meanwhile.
+	scanMu sync.Mutex
 
 	// Only the scan loop touches these.
 	tracked    map[string]*tracked  // files not settled or not yet whole
@@ -58,6 +62,7 @@ func newFolder(s *Service, c Config) (*folder, error) {
 		svc: s, cfg: c, j: journal{db: s.deps.DB, folder: c.Name},
 		log:        s.log.With("folder", c.Name),
 		kick:       make(chan struct{}, 1),
+		problems:   map[string]problem{},
 		tracked:    map[string]*tracked{},
 		lastChange: map[string]time.Time{},
 		firstWait:  map[string]time.Time{},
@@ -121,7 +126,7 @@ func (f *folder) status() FolderStatus {
 	st := FolderStatus{
 		Name: f.cfg.Name, Input: f.cfg.Input, Output: f.cfg.Output, State: StateWatching,
 		Pending: f.waiting, Done: f.counts.Done, Failed: f.counts.Failed,
-		LastError: f.lastErr, Recent: slices.Clone(f.recent),
+		LastError: f.lastErrorLocked(), Recent: slices.Clone(f.recent),
 	}
 	for _, s := range f.active {
 		if s.Stage == stageGrouped {
@@ -137,7 +142,7 @@ func (f *folder) status() FolderStatus {
 		st.State, st.Reason = StatePaused, "paused from the window"
 	case f.missing != "":
 		st.State, st.Reason = StatePaused, f.missing
-	case f.lastErr != "":
+	case st.LastError != "":
 		st.State = StateError
 	}
 	return st
@@ -156,21 +161,41 @@ func (f *folder) addActivityLocked(a Activity) {
 	}
 }
 
-func (f *folder) setError(err error) {
+// problem is something wrong in a folder, shown as its LastError until it clears.
+type problem struct {
+	msg string
+	at  time.Time
+}
+
+// setProblem records (err != nil) or clears (err == nil) the problem of a source.
+func (f *folder) setProblem(source string, err error) {
 	f.mu.Lock()
-	msg := ""
-	if err != nil {
-		msg = err.Error()
+	old, had := f.problems[source]
+	if err == nil {
+		delete(f.problems, source)
+		f.mu.Unlock()
+		return
 	}
-	changed := msg != "" && msg != f.lastErr
-	f.lastErr = msg
-	if changed {
+	msg := err.Error()
+	f.problems[source] = problem{msg: msg, at: time.Now()}
+	if !had || old.msg != msg {
 		f.addActivityLocked(Activity{Time: time.Now(), Kind: "error", Message: msg})
 	}
 	f.mu.Unlock()
-	if changed {
+	if !had || old.msg != msg {
 		f.log.Warn("hot folder problem", "err", msg)
 	}
+}
+
+// lastErrorLocked is the newest problem that still holds.
+func (f *folder) lastErrorLocked() string {
+	var last problem
+	for _, p := range f.problems {
+		if p.at.After(last.at) {
+			last = p
+		}
+	}
+	return last.msg
 }
 
 // pollInterval is how often an unreachable input folder is checked for.
@@ -187,9 +212,6 @@ func (f *folder) debounce() time.Duration {
 // run is the folder's scan loop: it scans on notifications, on the timers of files
 // waiting to settle and of folders waiting to go quiet, and on the rescan period.
 func (f *folder) run(ctx context.Context) {
-	if err := f.ensureOutput(); err != nil {
-		f.setError(err)
-	}
 	defer f.closeWatcher()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -260,11 +282,14 @@ func (f *folder) tick(now time.Time) time.Time {
 		return now.Add(f.pollInterval())
 	}
 	f.setMissing(nil)
+	f.setProblem("output", f.ensureOutput())
 	f.watch(dirs)
+	f.scanMu.Lock()
 	next := f.scan(now, list)
 	if t := f.form(now); !t.IsZero() && t.Before(next) {
 		next = t
 	}
+	f.scanMu.Unlock()
 	if rescan := now.Add(f.cfg.Rescan); rescan.Before(next) {
 		next = rescan
 	}
@@ -438,8 +463,9 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 			delete(f.files, rel)
 		}
 		f.mu.Unlock()
-		if err := f.j.putFiles(changed, gone); err != nil {
-			f.setError(err)
+		err := f.j.putFiles(changed, gone)
+		f.setProblem("scan", err)
+		if err != nil {
 			// The in-memory view stays as the journal has it; the files are hashed again.
 			f.mu.Lock()
 			for rel := range changed {
@@ -579,8 +605,9 @@ func (f *folder) form(now time.Time) time.Time {
 		files[rel] = &c
 	}
 	f.mu.Unlock()
-	if _, err := f.j.formScenes(scenes, files); err != nil {
-		f.setError(err)
+	_, err := f.j.formScenes(scenes, files)
+	f.setProblem("scan", err)
+	if err != nil {
 		return now.Add(f.pollInterval())
 	}
 	f.mu.Lock()

@@ -122,3 +122,32 @@ func TestDisabledFolder(t *testing.T) {
 		t.Fatal("a disabled folder touched a file")
 	}
 }
+
+// An output folder on a drive that is not there holds results back (the folder
+// shows the error) until it returns; nothing is written elsewhere meanwhile.
+func TestResultsWaitForUnreachableOutput(t *testing.T) {
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	drive := filepath.Join(filepath.Dir(c.Output), "drive")
+	c.Output = filepath.Join(drive, "out")
+	e.start(c)
+	drop(t, c.Input, "room.jpg", readPhoto(t, photoBedroom...))
+	waitFor(t, 60*time.Second, "the result to wait", func() bool {
+		st := e.status("studio")
+		return st.State == StateError && strings.Contains(st.LastError, "not reachable") && st.Processing == 1
+	})
+	if _, err := os.Stat(drive); !os.IsNotExist(err) {
+		t.Fatal("the missing drive's folder was created")
+	}
+	if got := filesIn(t, c.Input); !slices.Equal(got, []string{"room.jpg"}) {
+		t.Fatalf("the original moved before its result was written: %v", got)
+	}
+	os.Mkdir(drive, 0o755) // the drive is mounted again
+	waitFor(t, 60*time.Second, "the result", func() bool { return e.settledCount("studio") == 1 })
+	if got := outputs(t, c.Output); !slices.Equal(got, []string{"room.jpg"}) {
+		t.Fatalf("outputs: %v", got)
+	}
+	if st := e.status("studio"); st.State != StateWatching || st.LastError != "" {
+		t.Fatalf("status after the return: %+v", st)
+	}
+}

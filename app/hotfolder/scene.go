@@ -61,7 +61,7 @@ func (f *folder) advance(ctx context.Context, it item) {
 			f.svc.follow.releaseUpload(it)
 			return
 		default:
-			f.setError(fmt.Errorf("scene %s: %w", s.Label, err))
+			f.setProblem("scene "+s.ID, fmt.Errorf("scene %s: %w", s.Label, err))
 			f.svc.queue.pushAfter(ctx, it, retryAfter)
 			return
 		}
@@ -151,11 +151,14 @@ func (f *folder) addFile(owner string, ref fileRef) (string, error) {
 }
 
 func (f *folder) dissolve(s *sceneRecord, why string) error {
+	f.scanMu.Lock()
+	defer f.scanMu.Unlock()
 	if err := f.j.dissolveScene(s); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	delete(f.active, s.ID)
+	delete(f.problems, "scene "+s.ID)
 	for _, ref := range append(slices.Clone(s.Files), s.Extras...) {
 		delete(f.files, ref.Rel)
 	}
@@ -325,6 +328,12 @@ func (f *folder) writeOutput(s *sceneRecord, dir, temp string) error {
 
 // handleOriginals leaves, moves or deletes a completed scene's input files.
 func (f *folder) handleOriginals(s *sceneRecord) error {
+	if f.cfg.Originals == OriginalsLeave {
+		return nil
+	}
+	if err := f.inputReachable(); err != nil {
+		return err
+	}
 	switch f.cfg.Originals {
 	case OriginalsMove:
 		return f.moveInputs(s, f.cfg.Done)
@@ -350,9 +359,33 @@ func (f *folder) stillOurs(p string, ref fileRef) bool {
 	return err == nil && st.Size() == ref.Size && st.ModTime().UnixNano() == ref.MtimeNs
 }
 
+// inputReachable fails while the input folder is away: its files cannot be moved
+// then, and forgetting them would import them again when it returns.
+func (f *folder) inputReachable() error {
+	if st, err := os.Stat(f.cfg.Input); err != nil || !st.IsDir() {
+		return fmt.Errorf("the input folder %s is not reachable; the originals wait", f.cfg.Input)
+	}
+	return nil
+}
+
+// ensureDir creates a done or errors folder, but only in a folder that exists: a
+// missing parent is more likely an unmounted drive than something to create.
+func ensureDir(dir string) error {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("%s is not reachable: %w", filepath.Dir(dir), unwrapPath(err))
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return nil
+}
+
 func (f *folder) moveInputs(s *sceneRecord, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dst, err)
+	if err := ensureDir(dst); err != nil {
+		return err
 	}
 	for _, ref := range s.allFiles() {
 		p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
@@ -391,8 +424,11 @@ func (s *sceneRecord) allFiles() []fileRef { return append(slices.Clone(s.Files)
 // beside them: <scene>.error.txt for people and <scene>.error.json for tools.
 func (f *folder) deliverFailure(s *sceneRecord) error {
 	dir := f.cfg.Errors
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("the errors folder %s is not reachable: %w", dir, err)
+	if err := f.inputReachable(); err != nil {
+		return err
+	}
+	if err := ensureDir(dir); err != nil {
+		return err
 	}
 	if s.Output == "" {
 		temp := tempName(s.ID, "error")
@@ -441,9 +477,7 @@ func (f *folder) complete(s *sceneRecord) error {
 	}
 	f.counts.Done, f.counts.Failed = c.Done, c.Failed
 	f.addActivityLocked(sceneActivity(s))
-	if f.lastErr != "" && strings.HasPrefix(f.lastErr, "scene "+s.Label+":") {
-		f.lastErr = ""
-	}
+	delete(f.problems, "scene "+s.ID)
 	f.mu.Unlock()
 	if s.Outcome == outcomeCompleted {
 		f.log.Info("scene delivered", "scene", s.Label, "output", s.Output, "order", s.OrderID)
