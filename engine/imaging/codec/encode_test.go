@@ -182,3 +182,15 @@ func TestEncodeRejectsBadInput(t *testing.T) {
 		t.Error("WebP over 16383 px accepted")
 	}
 }
+
+func TestEnc8MatchesImaging(t *testing.T) {
+	for i := -10; i <= 70000; i++ {
+		v := float32(i) / 65536
+		if enc8(v) != imaging.Encode8(v) {
+			t.Fatalf("enc8(%v) = %d, imaging.Encode8 = %d", v, enc8(v), imaging.Encode8(v))
+		}
+	}
+	if enc8(float32(math.NaN())) != 0 || enc8(float32(math.Inf(1))) != 255 {
+		t.Fatal("enc8 does not clamp NaN and +Inf")
+	}
+}

@@ -147,3 +147,26 @@ func shortsToLinear(pix []uint16, nch int, img *imaging.Image, t *[3][]float32) 
 		}
 	})
 }
+
+// encode8Steps matches the resolution of imaging.Encode8's table, so enc8 returns
+// exactly what imaging.Encode8 does, with one lookup instead of two and a division.
+const encode8Steps = 1 << 14
+
+var srgbEncode8 = func() *[encode8Steps + 1]uint8 {
+	var t [encode8Steps + 1]uint8
+	for i := range t {
+		t[i] = imaging.Encode8(float32(i) / encode8Steps)
+	}
+	return &t
+}()
+
+// enc8 maps linear light to an 8-bit sRGB code, clamping (NaN gives 0).
+func enc8(v float32) uint8 {
+	if !(v > 0) {
+		return 0
+	}
+	if v >= 1 {
+		return 255
+	}
+	return srgbEncode8[int(v*encode8Steps+0.5)]
+}

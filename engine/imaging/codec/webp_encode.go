@@ -122,9 +122,23 @@ func toSRGB8(img *imaging.Image, ch int) []byte {
 			row := img.Row(y)
 			o := out[y*w*ch : (y+1)*w*ch]
 			switch {
+			case c == ch: // same layout: a flat map of samples (alpha too, see below)
+				if ch == 4 {
+					for x := 0; x < w; x++ {
+						p := row[x*4 : x*4+4 : x*4+4]
+						q := o[x*4 : x*4+4 : x*4+4]
+						q[0], q[1], q[2] = enc8(p[0]), enc8(p[1]), enc8(p[2])
+						q[3] = uint8(min(max(p[3], 0), 1)*255 + 0.5)
+					}
+					continue
+				}
+				o = o[:len(row)]
+				for i, v := range row {
+					o[i] = enc8(v)
+				}
 			case c == 1:
 				for x := 0; x < w; x++ {
-					v := imaging.Encode8(row[x])
+					v := enc8(row[x])
 					o[x*ch], o[x*ch+1], o[x*ch+2] = v, v, v
 					if ch == 4 {
 						o[x*ch+3] = 255
@@ -134,7 +148,7 @@ func toSRGB8(img *imaging.Image, ch int) []byte {
 				for x := 0; x < w; x++ {
 					p := row[x*c : x*c+3 : x*c+3]
 					q := o[x*ch : x*ch+ch : x*ch+ch]
-					q[0], q[1], q[2] = imaging.Encode8(p[0]), imaging.Encode8(p[1]), imaging.Encode8(p[2])
+					q[0], q[1], q[2] = enc8(p[0]), enc8(p[1]), enc8(p[2])
 					if ch == 4 {
 						a := float32(1)
 						if c == 4 {
