@@ -163,7 +163,12 @@ func runProcess(ctx context.Context, req processRequest) error {
 		if errors.Is(err, context.Canceled) {
 			return exitError{code: 130, msg: "cancelled"}
 		}
-		return exitError{code: 1, msg: "order failed: " + err.Error()}
+		msg := err.Error()
+		for id, path := range local.paths {
+			// The pipeline names inputs by id; here they are files.
+			msg = strings.ReplaceAll(msg, id, path)
+		}
+		return exitError{code: 1, msg: "order failed: " + msg}
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(req.stderr, "note:", n)
