@@ -611,6 +611,7 @@ func (f *folder) form(now time.Time) time.Time {
 		return now.Add(f.pollInterval())
 	}
 	f.mu.Lock()
+	formed := Activity{Time: now, Kind: "formed", Message: fmt.Sprintf("%d scenes", len(scenes))}
 	for _, s := range scenes {
 		for _, ref := range append(slices.Clone(s.Files), s.Extras...) {
 			if e := f.files[ref.Rel]; e != nil {
@@ -619,8 +620,12 @@ func (f *folder) form(now time.Time) time.Time {
 		}
 		f.active[s.ID] = s
 		f.waiting -= len(s.Files) + len(s.Extras)
-		f.addActivityLocked(Activity{Time: now, Kind: "formed", Scene: s.Label, Index: s.Index, Files: len(s.Files)})
+		formed.Files += len(s.Files)
 	}
+	if len(scenes) == 1 {
+		formed.Scene, formed.Index, formed.Message = scenes[0].Label, scenes[0].Index, ""
+	}
+	f.addActivityLocked(formed) // one entry per drop, so a burst does not push out the results
 	f.waiting = max(f.waiting, 0)
 	f.counts.Seq = max(f.counts.Seq, scenes[len(scenes)-1].Index)
 	f.mu.Unlock()

@@ -100,7 +100,7 @@ type FolderStatus struct {
 // Activity is one thing that happened in a folder, newest first in Recent.
 type Activity struct {
 	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"` // formed, completed, failed, paused, resumed, error
+	Kind    string    `json:"kind"` // formed (one per drop), completed, failed, paused, resumed, error
 	Scene   string    `json:"scene,omitempty"`
 	Index   int       `json:"index,omitempty"`
 	Files   int       `json:"files,omitempty"`

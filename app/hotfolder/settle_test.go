@@ -129,3 +129,24 @@ func TestPartialNamesIgnoredAndRenamedFileTaken(t *testing.T) {
 		t.Fatalf("input folder: %v, want %v", left, want)
 	}
 }
+
+// File-system notifications, not the rescan, bring a drop in: with a rescan period
+// far longer than the test, a file in a new subfolder is still delivered.
+func TestNotificationsTakeDropsWithoutRescan(t *testing.T) {
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	c.Grouping, c.Count = GroupSubfolder, 0
+	c.Rescan = 10 * time.Minute
+	c.Naming = "{scene}"
+	e.start(c)
+	time.Sleep(2 * c.Settle) // the first scan has run
+	begin := time.Now()
+	drop(t, c.Input, "kitchen/k.jpg", readPhoto(t, photoKitchen...))
+	waitFor(t, 30*time.Second, "the scene", func() bool { return e.settledCount("studio") == 1 })
+	if took := time.Since(begin); took > 20*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	if got := outputs(t, c.Output); !slices.Equal(got, []string{"kitchen.jpg"}) {
+		t.Fatalf("outputs: %v", got)
+	}
+}
