@@ -73,3 +73,29 @@ func TestLibRawCrashIsContained(t *testing.T) {
 		t.Fatalf("Develop: err = %v, want ErrCrashed", err)
 	}
 }
+
+func BenchmarkDevelopCRW(b *testing.B) {
+	data, err := os.ReadFile(testphotos.Path(b, "raw", "CRW.CRW"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("worker", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := Develop(data, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("in-process", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := developLocal(data, false, func(_ Info, w, h, nc int, pix []uint16) error {
+				toImage(w, h, nc, pix)
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
