@@ -28,42 +28,27 @@ func (k *compositor) prepare(w, h int) {
 
 // scratch is one worker's row buffers.
 type scratch struct {
-	coef, alpha, sNew, sOld []float32
+	alpha []float32
 }
 
-func newScratch(w int) *scratch {
-	return &scratch{
-		coef: make([]float32, w*coefPlanes), alpha: make([]float32, w),
-		sNew: make([]float32, w*3), sOld: make([]float32, w*3),
-	}
-}
+func newScratch(w int) *scratch { return &scratch{alpha: make([]float32, w)} }
 
-// sampleRow interpolates a 3-channel image along full-resolution row y into dst.
-func sampleRow(img *imaging.Image, y0, y1 int32, fy float32, x0, x1 []int32, fx []float32, dst []float32) {
-	r0, r1 := img.Row(int(y0)), img.Row(int(y1))
-	for x := range x0 {
-		a, b, f := int(x0[x])*3, int(x1[x])*3, fx[x]
-		for c := 0; c < 3; c++ {
-			top := r0[a+c] + f*(r0[b+c]-r0[a+c])
-			bot := r1[a+c] + f*(r1[b+c]-r1[a+c])
-			dst[x*3+c] = top + fy*(bot-top)
-		}
+// bilinear samples a 3-channel image at the tap pair (x0, x1) x (y0, y1) into px.
+func bilinear(r0, r1 []float32, x0, x1 int32, fx, fy float32, px *[3]float32) {
+	a, b := int(x0)*3, int(x1)*3
+	for c := 0; c < 3; c++ {
+		top := r0[a+c] + fx*(r0[b+c]-r0[a+c])
+		bot := r1[a+c] + fx*(r1[b+c]-r1[a+c])
+		px[c] = top + fy*(bot-top)
 	}
 }
 
 // row composites row y of src into dst (c channels each) and returns the row's alpha sum.
 func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 	w := len(s.alpha)
-	k.a.matte.alphaRow(y, src, c, s.alpha, s.coef)
-	any := false
-	for _, v := range s.alpha {
-		if v > 0 {
-			any = true
-			break
-		}
-	}
+	live := k.a.matte.alphaRow(y, src, c, s.alpha)
 	g0, g1, g2 := k.gain[0], k.gain[1], k.gain[2]
-	if !any {
+	if !live {
 		for x := 0; x < w; x++ {
 			i := x * c
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
@@ -73,13 +58,14 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		}
 		return 0
 	}
-	sampleRow(k.newSky, k.ny0[y], k.ny1[y], k.nfy[y], k.nx0, k.nx1, k.nfx, s.sNew)
-	sampleRow(k.oldSky, k.oy0[y], k.oy1[y], k.ofy[y], k.ox0, k.ox1, k.ofx, s.sOld)
+	n0, n1 := k.newSky.Row(int(k.ny0[y])), k.newSky.Row(int(k.ny1[y]))
+	o0, o1 := k.oldSky.Row(int(k.oy0[y])), k.oldSky.Row(int(k.oy1[y]))
+	nfy, ofy := k.nfy[y], k.ofy[y]
 	sum := 0.0
+	var sNew, sOld [3]float32
 	for x := 0; x < w; x++ {
-		i, o := x*c, x*3
+		i := x * c
 		al := s.alpha[x]
-		sum += float64(al)
 		if c == 4 {
 			dst[i+3] = src[i+3]
 		}
@@ -87,13 +73,16 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
 			continue
 		}
+		sum += float64(al)
+		bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
+		bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
 		inv := 1 - al
 		for ch := 0; ch < 3; ch++ {
 			v := src[i+ch]
 			// The foreground's share, bounded by what a foreground can contribute.
-			fg := v - al*s.sOld[o+ch]
+			fg := v - al*sOld[ch]
 			fg = max(0, min(fg, inv*max(v, 1)))
-			dst[i+ch] = fg*k.gain[ch] + al*s.sNew[o+ch]
+			dst[i+ch] = fg*k.gain[ch] + al*sNew[ch]
 		}
 	}
 	return sum

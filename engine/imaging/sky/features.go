@@ -141,20 +141,30 @@ func boxMean(dst, src []float32, w, h, r int) {
 			}
 		}
 	})
+	// Vertical pass with running column sums, walking rows in memory order; column
+	// bands are split across workers.
 	imaging.Bands(w, func(_, x0, x1 int) {
-		for x := x0; x < x1; x++ {
-			var acc float64
-			for y := 0; y <= min(r, h-1); y++ {
-				acc += float64(tmp[y*w+x])
+		acc := make([]float64, x1-x0)
+		for y := 0; y <= min(r, h-1); y++ {
+			t := tmp[y*w+x0 : y*w+x1]
+			for i, v := range t {
+				acc[i] += float64(v)
 			}
-			for y := 0; y < h; y++ {
-				lo, hi := y-r, y+r
-				dst[y*w+x] = float32(acc / float64(min(hi, h-1)-max(lo, 0)+1))
-				if hi+1 < h {
-					acc += float64(tmp[(hi+1)*w+x])
+		}
+		for y := 0; y < h; y++ {
+			inv := 1 / float64(min(y+r, h-1)-max(y-r, 0)+1)
+			d := dst[y*w+x0 : y*w+x1]
+			for i := range d {
+				d[i] = float32(acc[i] * inv)
+			}
+			if yy := y + r + 1; yy < h {
+				for i, v := range tmp[yy*w+x0 : yy*w+x1] {
+					acc[i] += float64(v)
 				}
-				if lo >= 0 {
-					acc -= float64(tmp[lo*w+x])
+			}
+			if yy := y - r; yy >= 0 {
+				for i, v := range tmp[yy*w+x0 : yy*w+x1] {
+					acc[i] -= float64(v)
 				}
 			}
 		}

@@ -20,7 +20,7 @@ type gauss struct {
 }
 
 // gmmMaxSamples bounds the fitting cost; colours repeat heavily in a photo.
-const gmmMaxSamples = 12000
+const gmmMaxSamples = 8000
 
 // covFloor is added to the covariance diagonal (Lab units squared) so that flat,
 // clipped skies do not give a degenerate, infinitely confident component.
@@ -50,7 +50,7 @@ func fitGMM(lab []float32, idx []int32, k int) *gmm {
 		centres[c] = pts[order[(2*c+1)*len(pts)/(2*k)]]
 	}
 	assign := make([]int, len(pts))
-	for iter := 0; iter < 8; iter++ {
+	for iter := 0; iter < 6; iter++ {
 		for i, p := range pts {
 			best, bd := 0, math.Inf(1)
 			for c, m := range centres {

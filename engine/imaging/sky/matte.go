@@ -23,9 +23,11 @@ const (
 // matteModel maps a full-resolution pixel colour to its sky alpha through coefficients
 // on a coarse grid.
 type matteModel struct {
-	w, h   int       // full resolution
-	cw, ch int       // coefficient grid
-	coef   []float32 // a0, a1, a2, b per grid pixel
+	w, h    int       // full resolution
+	cw, ch  int       // coefficient grid
+	coef    []float32 // a0, a1, a2, b per grid pixel
+	live    []bool    // grid pixels with any non-zero coefficient
+	rowLive []bool    // grid rows with any live pixel
 	// Bilinear lookups from full-resolution columns and rows to the grid.
 	x0, x1 []int32
 	fx     []float32
@@ -104,7 +106,15 @@ func buildMatte(w, h int, guide *imaging.Image, mask []float32) *matteModel {
 			coef[p*coefPlanes+c] = tmp[p]
 		}
 	}
-	m := &matteModel{w: w, h: h, cw: cw, ch: ch, coef: coef}
+	m := &matteModel{w: w, h: h, cw: cw, ch: ch, coef: coef, live: make([]bool, n), rowLive: make([]bool, ch)}
+	for p := 0; p < n; p++ {
+		k := coef[p*coefPlanes : p*coefPlanes+coefPlanes]
+		// Far from the sky a = 0 and b = 0 exactly (the mask is 0 over the window).
+		if k[0] != 0 || k[1] != 0 || k[2] != 0 || k[3] > alphaLo {
+			m.live[p] = true
+			m.rowLive[p/cw] = true
+		}
+	}
 	m.x0, m.x1, m.fx = bilinearTaps(w, cw)
 	m.y0, m.y1, m.fy = bilinearTaps(h, ch)
 	return m
@@ -126,30 +136,39 @@ func bilinearTaps(n, sn int) (i0, i1 []int32, f []float32) {
 }
 
 // alphaRow writes the sky alpha of full-resolution row y, whose linear RGB samples (c
-// channels per pixel) are src, into dst. coefRow is scratch of 4*w floats.
-func (m *matteModel) alphaRow(y int, src []float32, c int, dst, coefRow []float32) {
-	m.coefRow(y, coefRow)
-	for x := 0; x < m.w; x++ {
-		i, o := x*c, x*coefPlanes
-		q := coefRow[o]*srgb(src[i]) + coefRow[o+1]*srgb(src[i+1]) + coefRow[o+2]*srgb(src[i+2]) + coefRow[o+3]
-		dst[x] = stretchAlpha(q)
+// channels per pixel) are src, into dst. It reports whether any alpha is non-zero.
+func (m *matteModel) alphaRow(y int, src []float32, c int, dst []float32) bool {
+	y0, y1 := int(m.y0[y]), int(m.y1[y])
+	if !m.rowLive[y0] && !m.rowLive[y1] {
+		clear(dst)
+		return false
 	}
-}
-
-// coefRow interpolates the coefficients of full-resolution row y into dst (4 per pixel).
-func (m *matteModel) coefRow(y int, dst []float32) {
-	r0 := m.coef[int(m.y0[y])*m.cw*coefPlanes:]
-	r1 := m.coef[int(m.y1[y])*m.cw*coefPlanes:]
+	r0 := m.coef[y0*m.cw*coefPlanes:]
+	r1 := m.coef[y1*m.cw*coefPlanes:]
+	l0, l1 := m.live[y0*m.cw:], m.live[y1*m.cw:]
 	fy := m.fy[y]
+	any := false
 	for x := 0; x < m.w; x++ {
-		a, b, fx := int(m.x0[x])*coefPlanes, int(m.x1[x])*coefPlanes, m.fx[x]
-		o := x * coefPlanes
-		for k := 0; k < coefPlanes; k++ {
-			top := r0[a+k] + fx*(r0[b+k]-r0[a+k])
-			bot := r1[a+k] + fx*(r1[b+k]-r1[a+k])
-			dst[o+k] = top + fy*(bot-top)
+		a, b := int(m.x0[x]), int(m.x1[x])
+		if !l0[a] && !l0[b] && !l1[a] && !l1[b] {
+			dst[x] = 0
+			continue
 		}
+		fx := m.fx[x]
+		var k [coefPlanes]float32
+		a *= coefPlanes
+		b *= coefPlanes
+		for j := 0; j < coefPlanes; j++ {
+			top := r0[a+j] + fx*(r0[b+j]-r0[a+j])
+			bot := r1[a+j] + fx*(r1[b+j]-r1[a+j])
+			k[j] = top + fy*(bot-top)
+		}
+		i := x * c
+		v := stretchAlpha(k[0]*srgb(src[i]) + k[1]*srgb(src[i+1]) + k[2]*srgb(src[i+2]) + k[3])
+		dst[x] = v
+		any = any || v > 0
 	}
+	return any
 }
 
 func stretchAlpha(q float32) float32 {

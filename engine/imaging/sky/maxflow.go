@@ -26,7 +26,9 @@ const (
 
 // cutGraph holds residual capacities of the grid arcs and the terminal links.
 type cutGraph struct {
-	w, h int
+	w, h  int
+	valid []uint8  // bit d set when neighbour d of a node is inside the grid
+	off   [8]int32 // index offset of neighbour d
 	cap  []float32 // residual capacity of arc node*8+d (node -> its neighbour d)
 	tr   []float32 // terminal residual: > 0 from the source, < 0 to the sink
 
@@ -44,8 +46,25 @@ type cutGraph struct {
 
 func newCutGraph(w, h int) *cutGraph {
 	n := w * h
+	valid := make([]uint8, n)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var m uint8
+			for d := 0; d < gridK; d++ {
+				nx, ny := x+gridDX[d], y+gridDY[d]
+				if nx >= 0 && ny >= 0 && nx < w && ny < h {
+					m |= 1 << d
+				}
+			}
+			valid[y*w+x] = m
+		}
+	}
+	var off [8]int32
+	for d := range off {
+		off[d] = int32(gridDY[d]*w + gridDX[d])
+	}
 	return &cutGraph{
-		w: w, h: h,
+		w: w, h: h, valid: valid, off: off,
 		cap: make([]float32, n*gridK), tr: make([]float32, n),
 		tree: make([]uint8, n), parent: make([]int32, n),
 		dist: make([]int32, n), ts: make([]int32, n), queued: make([]bool, n),
@@ -54,11 +73,10 @@ func newCutGraph(w, h int) *cutGraph {
 
 // neighbour returns the node across arc d of node p, or -1 outside the grid.
 func (g *cutGraph) neighbour(p int32, d int) int32 {
-	x, y := int(p)%g.w+gridDX[d], int(p)/g.w+gridDY[d]
-	if x < 0 || y < 0 || x >= g.w || y >= g.h {
+	if g.valid[p]&(1<<d) == 0 {
 		return -1
 	}
-	return int32(y*g.w + x)
+	return p + g.off[d]
 }
 
 // setTerminal gives node p the costs of taking the source label (costS, paid when it
@@ -100,7 +118,7 @@ func (g *cutGraph) nextActive() int32 {
 }
 
 // arcHead is the node an arc points to.
-func (g *cutGraph) arcHead(a int32) int32 { return g.neighbour(a/gridK, int(a%gridK)) }
+func (g *cutGraph) arcHead(a int32) int32 { return a/gridK + g.off[a%gridK] }
 
 // sister is the reverse of arc a: from its head back along the opposite direction.
 func (g *cutGraph) sister(a int32) int32 { return g.arcHead(a)*gridK + (a % gridK) ^ 1 }

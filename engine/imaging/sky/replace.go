@@ -36,7 +36,7 @@ func Replace(img *imaging.Image, style string) (*imaging.Image, Result, error) {
 	w, h := img.W(), img.H()
 	sw, sh := imaging.FitWithin(w, h, synthEdge)
 	geo, want, hard := a.skyLayout(sw, sh)
-	oldSky, oldMean := a.oldSkyColour()
+	oldSky, oldMean := a.oldSky, a.oldMean
 	newSky := renderSky(lk, geo, want)
 	newMean := meanOver(newSky, hard)
 	// Sit the new sky at the photo's exposure, partly: a dull white sky should become

@@ -66,16 +66,18 @@ func segmentWork(img *imaging.Image) *labelling {
 		return lab
 	}
 	skyM, bgM := fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
-	beta := contrastBeta(f)
+	pair := pairWeights(f)
 	for round := 0; ; round++ {
-		cutSky(f, seed, skyM, bgM, beta, lab.sky)
+		cutSky(f, seed, skyM, bgM, pair, lab.sky)
 		keepTopConnected(lab.sky, w, h)
 		if round == cutRounds {
 			break
 		}
+		// Refit from the cut, keeping the seeds on the sky side: a colour the cut
+		// dropped once (a pink sunset cloud) must not vanish from the model.
 		skyIdx, bgIdx = skyIdx[:0], bgIdx[:0]
 		for p, s := range lab.sky {
-			if s {
+			if s || seed[p] {
 				skyIdx = append(skyIdx, int32(p))
 			} else {
 				bgIdx = append(bgIdx, int32(p))
@@ -228,9 +230,38 @@ func contrastBeta(f *features) float64 {
 	return float64(n) / (2 * s)
 }
 
+// pairWeights are the contrast-sensitive smoothness costs of the arcs to the four
+// "forward" neighbours (directions 0, 2, 4, 6) of every pixel; they do not change
+// between rounds.
+func pairWeights(f *features) []float32 {
+	w, h := f.w, f.h
+	beta := contrastBeta(f)
+	pw := make([]float32, w*h*4)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				for k := 0; k < 4; k++ {
+					d := 2 * k
+					nx, ny := x+gridDX[d], y+gridDY[d]
+					if nx < 0 || ny < 0 || nx >= w || ny >= h {
+						continue
+					}
+					dist := 1.0
+					if gridDX[d] != 0 && gridDY[d] != 0 {
+						dist = math.Sqrt2
+					}
+					pw[p*4+k] = float32(pairGamma / dist * math.Exp(-beta*float64(labDist2(f.lab, p, ny*w+nx))))
+				}
+			}
+		}
+	})
+	return pw
+}
+
 // cutSky minimises colour + texture + position unaries and contrast-sensitive
 // smoothness with one minimum cut; sky is the source side.
-func cutSky(f *features, seed []bool, skyM, bgM *gmm, beta float64, out []bool) {
+func cutSky(f *features, seed []bool, skyM, bgM *gmm, pair []float32, out []bool) {
 	w, h := f.w, f.h
 	g := newCutGraph(w, h)
 	imaging.Bands(h, func(_, y0, y1 int) {
@@ -244,37 +275,22 @@ func cutSky(f *features, seed []bool, skyM, bgM *gmm, beta float64, out []bool) 
 				// Texture is read after the closing, so sky seen through wires and
 				// sparse twigs is not penalised; the colour term still sees them.
 				costSky := -llr/2 + texWeight*math.Max(0, float64(f.texC[p])-texFree) + posWeight*fy*fy
-				if skyColoured(f.lab[o], f.lab[o+1], f.lab[o+2]) {
+				switch {
+				case seed[p]:
+					costSky -= seedBonus
+				case skyColoured(f.lab[o], f.lab[o+1], f.lab[o+2]):
 					costSky -= hueBonus
-				} else {
+				default:
 					costSky += hueBonus
 				}
-				if seed[p] {
-					costSky -= seedBonus
-				}
-				costBg := llr / 2
-				g.setTerminal(p, float32(costSky), float32(costBg))
-				for d := 0; d < gridK; d += 2 {
-					nx, ny := x+gridDX[d], y+gridDY[d]
-					if nx < 0 || ny < 0 || nx >= w || ny >= h {
-						continue
-					}
-					dist := 1.0
-					if gridDX[d] != 0 && gridDY[d] != 0 {
-						dist = math.Sqrt2
-					}
-					c := pairGamma / dist * math.Exp(-beta*float64(labDist2(f.lab, p, ny*w+nx)))
-					// Only the arcs from p are written here (rows are split across
-					// workers); the reverse arcs are filled below.
-					g.cap[p*gridK+d] = float32(c)
-				}
+				g.setTerminal(p, float32(costSky), float32(llr/2))
 			}
 		}
 	})
 	for p := 0; p < w*h; p++ {
-		for d := 0; d < gridK; d += 2 {
-			if q := g.neighbour(int32(p), d); q >= 0 {
-				g.cap[int(q)*gridK+(d^1)] = g.cap[p*gridK+d]
+		for k := 0; k < 4; k++ {
+			if c := pair[p*4+k]; c != 0 {
+				g.setPair(p, 2*k, c)
 			}
 		}
 	}

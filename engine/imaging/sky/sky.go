@@ -3,7 +3,6 @@ package sky
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 )
@@ -33,6 +32,9 @@ type analysis struct {
 	mask   []float32      // labelling resampled to the guide, 0..1
 	matte  *matteModel
 	result Result
+	// The original sky's colour around each guide pixel, and its mean.
+	oldSky  *imaging.Image
+	oldMean [3]float32
 }
 
 func validate(img *imaging.Image) error {
@@ -66,6 +68,9 @@ func analyse(img *imaging.Image) (*analysis, error) {
 		return a, nil
 	}
 	a.mask = upsampleMask(a.label, a.guide.W(), a.guide.H())
+	carveThinLines(a.mask, a.guide)
+	a.oldSky, a.oldMean = a.oldSkyColour()
+	keySkyHoles(a.mask, a.guide, a.oldSky)
 	a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask)
 	a.result = Result{Found: true}
 	return a, nil
@@ -86,11 +91,10 @@ func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
 	}
 	sums := make([]float64, imaging.Workers())
 	imaging.Bands(h, func(worker, y0, y1 int) {
-		scratch := make([]float32, w*coefPlanes)
 		s := 0.0
 		for y := y0; y < y1; y++ {
 			dst := matte.Row(y)
-			a.matte.alphaRow(y, img.Row(y), img.C, dst, scratch)
+			a.matte.alphaRow(y, img.Row(y), img.C, dst)
 			for _, v := range dst {
 				s += float64(v)
 			}
@@ -194,5 +198,3 @@ func upsampleMask(l *labelling, w, h int) []float32 {
 	})
 	return out
 }
-
-var _ = math.Abs

@@ -51,10 +51,10 @@ func lookOf(style string) (look, bool) {
 			lit: lin(250, 252, 255), shade: lin(214, 226, 242), seed: 0x63697272, scale: 0.9, e0: 0.3}, true
 	case StyleLowCloud:
 		return look{zenith: lin(58, 124, 212), horizon: lin(184, 210, 238), clouds: cumulus,
-			lit: lin(252, 252, 252), shade: lin(160, 170, 188), seed: 0x63756d75, scale: 1.1, e0: 0.12}, true
+			lit: lin(252, 252, 252), shade: lin(160, 170, 188), seed: 0x63756d75, scale: 1.0, e0: 0.25}, true
 	case StyleNeutral:
-		return look{zenith: lin(138, 166, 204), horizon: lin(206, 215, 228), clouds: overcast,
-			lit: lin(240, 242, 246), shade: lin(196, 202, 214), seed: 0x6e657574, scale: 0.7, e0: 0.2}, true
+		return look{zenith: lin(128, 164, 212), horizon: lin(204, 216, 232), clouds: overcast,
+			lit: lin(246, 247, 250), shade: lin(198, 205, 218), seed: 0x6e657574, scale: 0.8, e0: 0.2}, true
 	}
 	return look{}, false
 }
@@ -124,35 +124,40 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 	s := lk.seed
 	switch lk.clouds {
 	case cumulus:
+		// Heaps have height: squash depth so they stand taller than flat blobs would.
+		v *= 0.5
 		// Domain warp bends the blobs into billows.
-		wu := fbm(u*0.55+3.1, v*0.55+1.7, 3, 0.5, s+1)
-		wv := fbm(u*0.55-2.3, v*0.55+8.2, 3, 0.5, s+2)
-		pu, pv := u+0.55*wu, v+0.55*wv
-		d := fbm(pu, pv, 6, 0.5, s)
+		wu := fbm(u*0.6+3.1, v*0.6+1.7, 3, 0.5, s+1)
+		wv := fbm(u*0.6-2.3, v*0.6+8.2, 3, 0.5, s+2)
+		pu, pv := u+0.5*wu, v+0.5*wv
+		// Billowed detail (|noise|) on top of the body gives cauliflower edges.
+		d := fbm(pu, pv, 4, 0.5, s) + 0.25*(ridged(pu*4, pv*4, 3, 0.5, s+3)-0.6)
 		// Fair-weather cumulus gather low in the sky; the top stays mostly clear.
-		cover := 0.02 + 0.55*tn*tn
-		alpha = smoothstep(cover, cover+0.32, d)
+		cover := -0.1 + 0.6*tn
+		alpha = smoothstep(cover, cover+0.14, d)
 		if alpha <= 0 {
 			return 0, 0
 		}
 		// Light comes from above: density just above the point shades it.
-		up := fbm(pu, pv-0.18, 4, 0.5, s)
-		lit = clamp01f(1.05 - 2.2*max(0, up-cover))
+		up := fbm(pu, pv-0.1, 4, 0.5, s)
+		lit = clamp01f(1.1 - 3.2*max(0, up-cover))
 		return alpha, lit
 	case cirrus:
-		// Streaks along a slanted wind direction: stretch across it, warp along it.
+		// Wind-drawn strands along a slanted direction: stretched along it, bent by
+		// a strong low-frequency warp so no two strands run parallel for long.
 		const ca, sa = 0.9396926, 0.3420201 // 20 degrees
 		ru, rv := ca*u-sa*v, sa*u+ca*v
-		warp := fbm(u*0.35+9.1, v*0.35-4.4, 3, 0.5, s+1)
-		r := ridged(ru*0.45+0.9*warp, rv*3.2+0.35*warp, 5, 0.55, s)
-		strands := pow32(r, 5)
-		patch := smoothstep(-0.25, 0.55, fbm(u*0.22+2.2, v*0.22+6.6, 3, 0.5, s+2))
-		alpha = clamp01f(strands*patch*1.25) * (0.35 + 0.65*tn)
-		return alpha, 0.75 + 0.25*r
+		warp := fbm(u*0.3+9.1, v*0.3-4.4, 4, 0.5, s+1)
+		r := ridged(ru*0.6+1.2*warp, rv*2.2+0.9*warp, 5, 0.6, s)
+		strands := pow32(r, 3.5)
+		patch := smoothstep(-0.1, 0.6, fbm(u*0.25+2.2, v*0.25+6.6, 4, 0.5, s+2))
+		veil := 0.35 * smoothstep(-0.2, 0.8, fbm(u*0.5+1.1, v*0.9-2.2, 4, 0.5, s+3))
+		alpha = clamp01f((strands*1.1+veil)*patch) * (0.45 + 0.55*tn)
+		return alpha, 0.8 + 0.2*r
 	case overcast:
 		wu := fbm(u*0.4+1.3, v*0.4+5.1, 3, 0.5, s+1)
 		d := fbm(u+0.8*wu, v*1.6+0.8*wu, 5, 0.55, s)
-		alpha = clamp01f(0.55 + 0.38*d)
+		alpha = clamp01f(0.5 + 0.45*d)
 		lit = clamp01f(0.55 + 0.9*fbm(u*0.8+4.4, v*1.2-3.3, 4, 0.5, s+2))
 		return alpha, lit
 	}

@@ -1,0 +1,49 @@
+package sky
+
+import (
+	"math"
+	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/testphotos"
+)
+
+// photo12MP is the overcast building exterior (4032x2268) scaled to 12 megapixels.
+func photo12MP(b *testing.B) *imaging.Image {
+	img := loadFile(b, testphotos.Path(b, "brackets", "building_exterior_phone", "20240401_175720.JPG"))
+	k := math.Sqrt(12e6 / float64(img.W()*img.H()))
+	return imaging.Resize(img, int(float64(img.W())*k), int(float64(img.H())*k))
+}
+
+func BenchmarkSegment12MP(b *testing.B) {
+	img := photo12MP(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, res, err := Segment(img); err != nil || !res.Found {
+			b.Fatal(err, res.Reason)
+		}
+	}
+}
+
+func BenchmarkReplace12MP(b *testing.B) {
+	img := photo12MP(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, res, err := Replace(img, StyleLowCloud); err != nil || !res.Found {
+			b.Fatal(err, res.Reason)
+		}
+	}
+}
+
+func BenchmarkReplace1MP(b *testing.B) {
+	img := loadFile(b, testphotos.Path(b, "exteriors", "houses_117_frontal.jpg"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Replace(img, StyleHighCloud); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
