@@ -23,7 +23,6 @@ const (
 type plan struct {
 	gains    [3]float32
 	base     *baseLayer
-	gain     *gainTable
 	tone     *lut // nil: only clamp
 	color    colorOps
 	hasColor bool
@@ -108,8 +107,7 @@ func compile(img *imaging.Image, look Look) (*plan, error) {
 		th = makeThumb(img, p.gains)
 	}
 	if look.hasLocal() {
-		p.base = newBaseLayer(th, img.W())
-		p.gain = newGainTable(look.Shadows, look.Highlights)
+		p.base = newBaseLayer(th, img.W(), newGainTable(look.Shadows, look.Highlights))
 	}
 	if !f.identity() || look.AutoLevels {
 		p.tone = newLUT(func(v float64) float64 { return decode(clamp01(f.at(encode(v)))) })
@@ -134,8 +132,7 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 		r, g, b := th.rgb[3*i], th.rgb[3*i+1], th.rgb[3*i+2]
 		if p.base != nil {
 			// Slice the grid at the thumbnail pixel's center.
-			l := fastLog2(lumR*r + lumG*g + lumB*b)
-			m := p.gain.at(p.base.sample((float64(i%th.w)+0.5)*float64(th.k), (float64(i/th.w)+0.5)*float64(th.k), l))
+			m := p.base.sample((float64(i%th.w)+0.5)*float64(th.k), (float64(i/th.w)+0.5)*float64(th.k), lumR*r+lumG*g+lumB*b)
 			r, g, b = r*m, g*m, b*m
 		}
 		r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
@@ -169,7 +166,9 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 }
 
 // run is the full-resolution pass: gains, local exposure, tone table, color, clamp,
-// and (with us) the first half of the sharpening.
+// and (with us) the first half of the sharpening. Each row goes through the steps as
+// separate simple loops over a row buffer, which keeps every loop small enough for
+// the compiler to hold in registers and for the processor to overlap iterations.
 func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 	W, c := src.W(), src.C
 	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
@@ -182,35 +181,48 @@ func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 		if us != nil {
 			lum = make([]float32, W)
 		}
+		buf := make([]float32, 3*W)
 		for y := y0; y < y1; y++ {
 			in, out := src.Row(y), dst.Row(y)
+			// Gains (white balance and exposure).
+			for x := 0; x < W; x++ {
+				px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
+				q[0], q[1], q[2] = px[0]*g0, px[1]*g1, px[2]*g2
+			}
 			if p.base != nil {
 				p.base.rows(y, sl)
+				for x := 0; x < W; x++ {
+					q := buf[3*x : 3*x+3 : 3*x+3]
+					m := p.base.at(x, lumR*q[0]+lumG*q[1]+lumB*q[2], sl)
+					q[0], q[1], q[2] = q[0]*m, q[1]*m, q[2]*m
+				}
+			}
+			if p.tone != nil {
+				t := p.tone
+				for i, v := range buf {
+					buf[i] = t.at(v)
+				}
+			}
+			if p.hasColor {
+				for x := 0; x < W; x++ {
+					q := buf[3*x : 3*x+3 : 3*x+3]
+					q[0], q[1], q[2] = p.color.apply(q[0], q[1], q[2])
+				}
 			}
 			for x := 0; x < W; x++ {
-				o := x * c
-				px, q := in[o:o+3:o+3], out[o:o+3:o+3]
-				r, g, b := px[0]*g0, px[1]*g1, px[2]*g2
-				if p.base != nil {
-					m := p.gain.at(p.base.at(x, fastLog2(lumR*r+lumG*g+lumB*b), sl))
-					r, g, b = r*m, g*m, b*m
-				}
-				if p.tone != nil {
-					r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
-				}
-				if p.hasColor {
-					r, g, b = p.color.apply(r, g, b)
-				}
-				r, g, b = clamp01f(r), clamp01f(g), clamp01f(b)
-				q[0], q[1], q[2] = r, g, b
-				if c == 4 {
-					out[o+3] = in[o+3]
-				}
-				if lum != nil {
-					lum[x] = sqrt32(lumR*r + lumG*g + lumB*b)
+				q, o := buf[3*x:3*x+3:3*x+3], out[x*c:x*c+3:x*c+3]
+				o[0], o[1], o[2] = clamp01f(q[0]), clamp01f(q[1]), clamp01f(q[2])
+			}
+			if c == 4 {
+				for x := 0; x < W; x++ {
+					out[x*4+3] = in[x*4+3]
 				}
 			}
 			if us != nil {
+				for x := range lum {
+					o := out[x*c : x*c+3 : x*c+3]
+					lum[x] = sqrt32(lumR*o[0] + lumG*o[1] + lumB*o[2])
+				}
 				us.addRow(y, lum)
 			}
 		}

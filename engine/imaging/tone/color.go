@@ -39,15 +39,18 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 	if c.vibrance != 0 {
 		// Vibrance reaches muted colors most and fully saturated ones not at all.
 		// Saturation is judged on square-root encoded values, close to what the eye
-		// sees: 1 - sqrt(min)/sqrt(max) = 1 - sqrt(min/max).
-		mx := max(r, g, b)
-		w := float32(1)
-		if mx > 0 {
-			sat := 1 - sqrt32(max(min(r, g, b), 0)/mx)
-			w = (1 - sat) * (1 - sat)
-			if c.vibrance > 0 && r > g && g > b {
-				w *= 1 - vibranceSkinGuard*skinLikelihood(r, g, b, sat)
-			}
+		// sees: sat = 1 - sqrt(min/max), so the weight (1 - sat)^2 is simply
+		// q = min/max. Orange pixels (r > g > b) may be skin: one division gives both
+		// q = b/r and the hue (g-b)/(r-b).
+		var w float32
+		if c.vibrance > 0 && r > g && g > b && b >= 0 {
+			inv := 1 / (r * (r - b))
+			w = b * (r - b) * inv
+			w *= 1 - vibranceSkinGuard*skinLikelihood((g-b)*r*inv, w)
+		} else if mx := max(r, g, b); mx > 0 {
+			w = max(min(r, g, b), 0) / mx
+		} else {
+			w = 1
 		}
 		f *= 1 + c.vibrance*w
 	}
@@ -66,17 +69,17 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 }
 
 // skinLikelihood is 1 for the orange hues and moderate saturations of human skin
-// (across skin tones), falling to 0 away from them; it expects r > g > b (linear)
-// and sat, the square-root-encoded saturation.
-func skinLikelihood(r, g, b, sat float32) float32 {
-	// Position within the red-to-yellow sextant in linear light: 0 at red, 1 at
-	// yellow. Skin from pale to dark sits around 0.15-0.45.
-	h := (g - b) / (r - b)
+// (across skin tones), falling to 0 away from them. For a pixel with r > g > b
+// (linear), h = (g-b)/(r-b) is its position in the red-to-yellow sextant (0 at red,
+// 1 at yellow; skin from pale to dark sits around 0.15-0.45) and q = b/r; in
+// square-root encoded terms the saturation 1 - sqrt(q) of skin lies between about
+// 0.15 and 0.8: q between 0.72 and 0.04.
+func skinLikelihood(h, q float32) float32 {
 	ht := 1 - abs32(h-0.3)/0.25
 	if ht <= 0 {
 		return 0
 	}
-	return ht * smoothstep32(0.1, 0.2, sat) * (1 - smoothstep32(0.75, 0.9, sat))
+	return ht * (1 - smoothstep32(0.64, 0.81, q)) * smoothstep32(0.01, 0.0625, q)
 }
 
 func smoothstep32(e0, e1, x float32) float32 {

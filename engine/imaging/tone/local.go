@@ -21,11 +21,12 @@ const (
 	thumbSide = 640
 	// gridSpatial is the bilateral grid's cell size as a fraction of the long side.
 	gridSpatial = 0.04
-	// gridRange is the grid's cell size in stops: with the 5-tap blur, luminance
+	// The grid's range cells are one stop (one binary exponent) tall, so a pixel's
+	// cell comes straight from its float exponent; with the 5-tap blur, luminance
 	// steps of more than about three stops are edges the base layer keeps.
-	gridRange = 1.2
-	// gridFallback is the weight of a pixel's own luminance in the slice, which only
-	// matters where the grid holds no data (highlights too small for the copy).
+	// gridFallback is the weight of a cell's own range coordinate in its value, which
+	// only matters where the grid holds little data (highlights too small for the
+	// analysis copy).
 	gridFallback = 0.05
 	// lumFloor keeps log2 finite on black pixels.
 	lumFloor = 1.0 / 65536
@@ -87,42 +88,61 @@ func makeThumb(img *imaging.Image, gains [3]float32) *thumb {
 }
 
 // baseLayer is a bilateral grid of log2 luminance: cells of ss x ss full-resolution
-// pixels by sr stops holding sums of log luminance (num) and counts (den), blurred.
+// pixels by one stop. Splatting accumulates sums of log luminance and counts, both
+// are blurred, and their ratio is the bilateral mean: the base layer. Cells that saw
+// little data are pulled toward their own range coordinate. Each cell then stores
+// the exposure multiplier the look assigns to its base value, so slicing a pixel is a
+// trilinear interpolation of multipliers, with no logarithm or table lookup.
 type baseLayer struct {
 	gw, gh, gd int
-	ss         float64 // full-resolution pixels per spatial cell
-	sr, lmin   float32 // stops per range cell, and the log luminance of cell 0
-	num, den   []float32
+	ss         float64   // full-resolution pixels per spatial cell
+	emin       int       // binary exponent of range cell 0
+	mul        []float32 // exposure multiplier per cell
 	col        []int32   // left grid column for each full-resolution column
 	colFr      []float32 // weight of the right one
 }
 
-func newBaseLayer(t *thumb, fullW int) *baseLayer {
+// rangeCoord is a pixel's position on the grid's range axis: its binary exponent plus
+// the mantissa's fraction, a piecewise-linear log2 (within 0.09 stops of it) that
+// costs two bit operations. Luminance below lumFloor counts as lumFloor.
+func rangeCoord(y float32) (e int, f float32) {
+	if !(y > lumFloor) {
+		y = lumFloor
+	}
+	bits := math.Float32bits(y)
+	return int(bits>>23) - 127, float32(bits&0x7fffff) * (1.0 / (1 << 23))
+}
+
+// newBaseLayer builds the grid from the analysis copy and bakes the look's base
+// tone map g into it.
+func newBaseLayer(t *thumb, fullW int, g *gainTable) *baseLayer {
 	n := t.w * t.h
 	l := make([]float32, n)
-	lmin, lmax := float32(math.Inf(1)), float32(math.Inf(-1))
+	emin, emax := math.MaxInt32, math.MinInt32
 	for i := range l {
 		y := lumR*t.rgb[3*i] + lumG*t.rgb[3*i+1] + lumB*t.rgb[3*i+2]
 		l[i] = fastLog2(y)
-		lmin, lmax = min(lmin, l[i]), max(lmax, l[i])
+		e, _ := rangeCoord(y)
+		emin, emax = min(emin, e), max(emax, e)
 	}
 	cs := max(2.0, math.Round(gridSpatial*float64(max(t.w, t.h)))) // thumbnail pixels per cell
 	bl := &baseLayer{
 		gw: int(float64(t.w)/cs) + 2, gh: int(float64(t.h)/cs) + 2,
-		ss: cs * float64(t.k), sr: gridRange, lmin: lmin - gridRange,
+		ss: cs * float64(t.k), emin: emin - 1,
 	}
-	bl.gd = int((lmax-bl.lmin)/bl.sr) + 3
+	bl.gd = emax - bl.emin + 3
 	size := bl.gw * bl.gh * bl.gd
-	bl.num, bl.den = make([]float32, size), make([]float32, size)
+	num, den := make([]float32, size), make([]float32, size)
 	// Splat every thumbnail pixel into its 8 neighbouring cells.
 	for j := 0; j < t.h; j++ {
 		gy := (float64(j) + 0.5) / cs
 		for i := 0; i < t.w; i++ {
-			v := l[j*t.w+i]
+			p := j*t.w + i
+			v := l[p]
+			e, fz := rangeCoord(lumR*t.rgb[3*p] + lumG*t.rgb[3*p+1] + lumB*t.rgb[3*p+2])
 			gx := (float64(i) + 0.5) / cs
-			gz := float64((v - bl.lmin) / bl.sr)
-			x0, y0, z0 := int(gx), int(gy), int(gz)
-			fx, fy, fz := float32(gx)-float32(x0), float32(gy)-float32(y0), float32(gz)-float32(z0)
+			x0, y0, z0 := int(gx), int(gy), e-bl.emin
+			fx, fy := float32(gx)-float32(x0), float32(gy)-float32(y0)
 			for dy := 0; dy < 2; dy++ {
 				wy := fy
 				if dy == 0 {
@@ -135,16 +155,21 @@ func newBaseLayer(t *thumb, fullW int) *baseLayer {
 					}
 					o := ((y0+dy)*bl.gw+x0+dx)*bl.gd + z0
 					w0, w1 := wy*wx*(1-fz), wy*wx*fz
-					bl.num[o] += w0 * v
-					bl.den[o] += w0
-					bl.num[o+1] += w1 * v
-					bl.den[o+1] += w1
+					num[o] += w0 * v
+					den[o] += w0
+					num[o+1] += w1 * v
+					den[o+1] += w1
 				}
 			}
 		}
 	}
-	bl.blur(bl.num)
-	bl.blur(bl.den)
+	bl.blur(num)
+	bl.blur(den)
+	bl.mul = num
+	for o := range num {
+		center := float32(bl.emin + o%bl.gd)
+		bl.mul[o] = g.at((num[o] + gridFallback*center) / (den[o] + gridFallback))
+	}
 	bl.col = make([]int32, fullW)
 	bl.colFr = make([]float32, fullW)
 	for x := 0; x < fullW; x++ {
@@ -187,12 +212,10 @@ func (bl *baseLayer) blur(g []float32) {
 }
 
 // slab is one full-resolution row's worth of the grid: the two grid rows around it
-// blended, for num and den, gw x gd each.
-type slab struct{ num, den []float32 }
+// blended, gw x gd multipliers.
+type slab []float32
 
-func (bl *baseLayer) newSlab() slab {
-	return slab{make([]float32, bl.gw*bl.gd), make([]float32, bl.gw*bl.gd)}
-}
+func (bl *baseLayer) newSlab() slab { return make(slab, bl.gw*bl.gd) }
 
 // rows fills s for full-resolution row y.
 func (bl *baseLayer) rows(y int, s slab) {
@@ -200,37 +223,27 @@ func (bl *baseLayer) rows(y int, s slab) {
 	j := int(g)
 	f := float32(g - float64(j))
 	n := bl.gw * bl.gd
-	a, b := bl.num[j*n:(j+1)*n], bl.num[(j+1)*n:(j+2)*n]
-	c, d := bl.den[j*n:(j+1)*n], bl.den[(j+1)*n:(j+2)*n]
-	for i := 0; i < n; i++ {
-		s.num[i] = a[i] + (b[i]-a[i])*f
-		s.den[i] = c[i] + (d[i]-c[i])*f
+	a, b := bl.mul[j*n:(j+1)*n], bl.mul[(j+1)*n:(j+2)*n]
+	for i := range s {
+		s[i] = a[i] + (b[i]-a[i])*f
 	}
 }
 
-// at returns the base layer (log2 luminance) at full-resolution column x for a pixel
-// of log2 luminance l, from the row's slab.
-func (bl *baseLayer) at(x int, l float32, s slab) float32 {
-	gz := (l - bl.lmin) / bl.sr
-	if !(gz > 0) {
-		gz = 0
+// at returns the exposure multiplier at full-resolution column x for a pixel of
+// linear luminance y, from the row's slab.
+func (bl *baseLayer) at(x int, y float32, s slab) float32 {
+	e, fz := rangeCoord(y)
+	z := e - bl.emin
+	if z < 0 {
+		z, fz = 0, 0
+	} else if z > bl.gd-2 {
+		z, fz = bl.gd-2, 1
 	}
-	if gz > float32(bl.gd-1)-1e-3 {
-		gz = float32(bl.gd-1) - 1e-3
-	}
-	z := int(gz)
-	fz := gz - float32(z)
-	i := int(bl.col[x])
-	fx := bl.colFr[x]
-	o0 := i*bl.gd + z
-	o1 := o0 + bl.gd
-	n0 := s.num[o0] + (s.num[o0+1]-s.num[o0])*fz
-	n1 := s.num[o1] + (s.num[o1+1]-s.num[o1])*fz
-	d0 := s.den[o0] + (s.den[o0+1]-s.den[o0])*fz
-	d1 := s.den[o1] + (s.den[o1+1]-s.den[o1])*fz
-	num := n0 + (n1-n0)*fx
-	den := d0 + (d1-d0)*fx
-	return (num + gridFallback*l) / (den + gridFallback)
+	o := int(bl.col[x])*bl.gd + z
+	c := s[o : o+bl.gd+2 : o+bl.gd+2]
+	v0 := c[0] + (c[1]-c[0])*fz
+	v1 := c[bl.gd] + (c[bl.gd+1]-c[bl.gd])*fz
+	return v0 + (v1-v0)*bl.colFr[x]
 }
 
 // gainTable maps base-layer log2 luminance to a linear exposure multiplier.
@@ -303,16 +316,22 @@ func fastLog2(v float32) float32 {
 	return e + p
 }
 
-// sample evaluates the base layer at full-resolution position (x, y) (continuous
-// coordinates) for log2 luminance l; the slow path for analysis.
-func (bl *baseLayer) sample(x, y float64, l float32) float32 {
+// sample returns the exposure multiplier at full-resolution position (x, y)
+// (continuous coordinates) for a pixel of linear luminance lum; the slow path for
+// analysis.
+func (bl *baseLayer) sample(x, y float64, lum float32) float32 {
 	gx := min(x/bl.ss, float64(bl.gw-1)-1e-6)
 	gy := min(y/bl.ss, float64(bl.gh-1)-1e-6)
-	gz := float64((l - bl.lmin) / bl.sr)
-	gz = min(max(gz, 0), float64(bl.gd-1)-1e-3)
-	i, j, z := int(gx), int(gy), int(gz)
-	fx, fy, fz := float32(gx-float64(i)), float32(gy-float64(j)), float32(gz-float64(z))
-	var num, den float32
+	e, fz := rangeCoord(lum)
+	z := e - bl.emin
+	if z < 0 {
+		z, fz = 0, 0
+	} else if z > bl.gd-2 {
+		z, fz = bl.gd-2, 1
+	}
+	i, j := int(gx), int(gy)
+	fx, fy := float32(gx-float64(i)), float32(gy-float64(j))
+	var v float32
 	for dy := 0; dy < 2; dy++ {
 		wy := fy
 		if dy == 0 {
@@ -324,9 +343,8 @@ func (bl *baseLayer) sample(x, y float64, l float32) float32 {
 				wx = 1 - fx
 			}
 			o := ((j+dy)*bl.gw+i+dx)*bl.gd + z
-			num += wy * wx * (bl.num[o]*(1-fz) + bl.num[o+1]*fz)
-			den += wy * wx * (bl.den[o]*(1-fz) + bl.den[o+1]*fz)
+			v += wy * wx * (bl.mul[o]*(1-fz) + bl.mul[o+1]*fz)
 		}
 	}
-	return (num + gridFallback*l) / (den + gridFallback)
+	return v
 }

@@ -9,8 +9,8 @@ import (
 const (
 	// sharpenAmount is how much of the high-pass detail is added back.
 	sharpenAmount = 0.6
-	// sharpenNoise is the detail amplitude (in square-root luminance) below which the
-	// mask fades out, so flat walls do not turn grainy.
+	// sharpenNoise is the detail amplitude (in square-root luminance) around which
+	// the mask fades in: flat walls do not turn grainy.
 	sharpenNoise = 0.004
 	// The radius scales with the long side: sharpening a 20 MP frame with a web-size
 	// radius only crisps noise.
@@ -82,10 +82,11 @@ func (u *unsharp) finish(img *imaging.Image) {
 				if s < 1e-4 {
 					continue
 				}
+				// Detail below the noise level fades out smoothly (no division).
 				d := s - vb[x]
-				d *= d * d / (d*d + sharpenNoise*sharpenNoise)
-				ns := s + sharpenAmount*d
-				g := min(max(ns*ns/(s*s), 0.25), 4)
+				d *= smoothstep32(0, 2*sharpenNoise, abs32(d))
+				ratio := 1 + sharpenAmount*d/s
+				g := min(max(ratio*ratio, 0.25), 4)
 				px[0] = clamp01f(px[0] * g)
 				px[1] = clamp01f(px[1] * g)
 				px[2] = clamp01f(px[2] * g)
