@@ -12,6 +12,7 @@ import (
 )
 
 func TestBusyFilesSeesWritersAndLocks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.jpg")
 	w, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDecodeFullEntry(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cs, err := Decode([]map[string]any{{
 		"Name":      "Listings",
@@ -47,6 +48,7 @@ func TestDecodeFullEntry(t *testing.T) {
 }
 
 func TestDecodeDefaults(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cs, err := Decode([]map[string]any{{"input": filepath.Join(root, "drop"), "output": filepath.Join(root, "out")}})
 	if err != nil {
@@ -61,6 +63,7 @@ func TestDecodeDefaults(t *testing.T) {
 }
 
 func TestDecodeErrorsNameEntryAndKey(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	in, out := filepath.Join(root, "in"), filepath.Join(root, "out")
 	ok := map[string]any{"input": in, "output": out}
@@ -105,6 +108,7 @@ func TestDecodeErrorsNameEntryAndKey(t *testing.T) {
 }
 
 func TestTemplateAndNames(t *testing.T) {
+	t.Parallel()
 	f := nameFields{Name: "IMG_0001", Scene: "kitchen", Date: time.Date(2025, 3, 1, 12, 0, 0, 0, time.Local), Index: 7}
 	got, err := expand("{date}-{index}-{scene}-{name}", f)
 	if err != nil || got != "2025-03-01-0007-kitchen-IMG_0001" {

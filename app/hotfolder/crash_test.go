@@ -110,6 +110,7 @@ func TestKill9DuringDropThenRestart(t *testing.T) {
 		crashChild(t)
 		return
 	}
+	t.Parallel()
 	testphotos.Dir(t)
 	dataDir, root := t.TempDir(), t.TempDir()
 	c := crashConfig(root)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestDeliversSceneWithSidecarAndMovesOriginal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Naming = "{index}_{name}"
@@ -70,6 +71,7 @@ func TestDeliversSceneWithSidecarAndMovesOriginal(t *testing.T) {
 }
 
 func TestNameCollisionsGetSuffixAndNothingIsOverwritten(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Sidecar = false
@@ -96,6 +98,7 @@ func TestNameCollisionsGetSuffixAndNothingIsOverwritten(t *testing.T) {
 }
 
 func TestTwoFoldersWithDifferentRecipes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	a := folderConfig(t, "web")
 	q := 70
@@ -144,6 +147,7 @@ func TestTwoFoldersWithDifferentRecipes(t *testing.T) {
 }
 
 func TestUnreadableFileFailsIntoErrorsFolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	e.start(c)

@@ -94,6 +94,7 @@ func inputPaths(sc Sidecar) []string {
 // A burst of 200 files written at once becomes 50 scenes of four consecutive files,
 // not 200 one-photo orders.
 func TestBurstOf200FilesFormsScenes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Count = 4
@@ -163,6 +164,7 @@ func boolInt(b bool) int {
 // Automatic grouping sorts two real bracket sets dropped into one folder into their
 // scenes.
 func TestAutoGroupingOfRealBrackets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Grouping, c.Count = GroupAuto, 0
@@ -189,6 +191,7 @@ func TestAutoGroupingOfRealBrackets(t *testing.T) {
 // each, a RAW file's JPEG twin travels with it, and a subfolder of more photos than
 // a scene takes fails with that reason.
 func TestSubfolderGrouping(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Grouping, c.Count = GroupSubfolder, 0

@@ -15,6 +15,7 @@ import (
 // folder, with the reason in the status; when it returns, what was dropped on it is
 // processed.
 func TestVanishedInputPausesAndResumes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "share")
 	e.start(c)
@@ -59,6 +60,7 @@ func TestVanishedInputPausesAndResumes(t *testing.T) {
 
 // An input folder missing at start is not an error: the folder waits for it.
 func TestInputMissingAtStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "late")
 	os.RemoveAll(c.Input)
@@ -71,6 +73,7 @@ func TestInputMissingAtStart(t *testing.T) {
 // Pausing from the window stops taking files (and is remembered across restarts);
 // resuming takes what arrived meanwhile.
 func TestPauseAndResumeFromTheWindow(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	e := newEnv(t, dataDir)
 	c := folderConfig(t, "studio")
@@ -106,6 +109,7 @@ func TestPauseAndResumeFromTheWindow(t *testing.T) {
 
 // A folder disabled in the configuration is listed but takes nothing.
 func TestDisabledFolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "off")
 	c.Enabled = false
@@ -126,6 +130,7 @@ func TestDisabledFolder(t *testing.T) {
 // An output folder on a drive that is not there holds results back (the folder
 // shows the error) until it returns; nothing is written elsewhere meanwhile.
 func TestResultsWaitForUnreachableOutput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	drive := filepath.Join(filepath.Dir(c.Output), "drive")

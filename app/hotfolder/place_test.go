@@ -15,6 +15,7 @@ func write(s string) func(io.Writer) error {
 }
 
 func TestPlaceNeverOverwritesAndLeavesNoTemp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.jpg"), []byte("old"), 0o644)
 	var intents []string
@@ -46,6 +47,7 @@ func TestPlaceNeverOverwritesAndLeavesNoTemp(t *testing.T) {
 // An interrupted placement is recognised from the journaled name and the temporary
 // file: linked (both present, one file), renamed (temporary gone), or not done.
 func TestPlacedAfterInterruption(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	temp := tempName("s1", "output")
 	tmp := filepath.Join(dir, temp)
@@ -68,6 +70,7 @@ func TestPlacedAfterInterruption(t *testing.T) {
 }
 
 func TestMoveFileKeepsBothOnCollisionAndRecoversAHalfMove(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	in, done := filepath.Join(root, "in"), filepath.Join(root, "done")
 	os.MkdirAll(filepath.Join(in, "sub"), 0o755)
@@ -98,6 +101,7 @@ func TestMoveFileKeepsBothOnCollisionAndRecoversAHalfMove(t *testing.T) {
 }
 
 func TestWriteOwnedReplacesOnlyItsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a.jpg.json")
 	if err := writeOwned(p, write("one")); err != nil {

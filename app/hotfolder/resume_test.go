@@ -36,6 +36,7 @@ func journalScene(t *testing.T, e *env, c Config, owner, name string) (*sceneRec
 // A run that submitted a scene's order and died before journaling it: the next run
 // submits again with the same Idempotency-Key and gets the same order, not a second.
 func TestResubmissionAfterLostJournalWriteGetsSameOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	owner, err := ownerKey(e.keys)
@@ -77,6 +78,7 @@ func TestResubmissionAfterLostJournalWriteGetsSameOrder(t *testing.T) {
 // written at the next start; files journaled as seen but in no scene yet are formed
 // into scenes.
 func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	owner, _ := ownerKey(e.keys)
@@ -119,6 +121,7 @@ func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
 // does touching a file without changing its bytes; new bytes under the same name are
 // a new photo.
 func TestLeftOriginalsAreNotImportedTwice(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	e := newEnv(t, dataDir)
 	c := folderConfig(t, "studio")

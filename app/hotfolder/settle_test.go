@@ -13,6 +13,7 @@ import (
 )
 
 func TestTakeableNames(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"IMG_0001.JPG": true, "room.jpeg": true, "scan.tif": true, "shot.CR3": true, "frame.dng": true,
 		"a.jpg.part": false, "a.jpg.crdownload": false, "a.jpg.download": false, "a.jpg.partial": false,
@@ -27,6 +28,7 @@ func TestTakeableNames(t *testing.T) {
 }
 
 func TestIncompleteByEndMarker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := readPhoto(t, photoBedroom...)
 	whole := filepath.Join(dir, "whole.jpg")
@@ -45,18 +47,20 @@ func TestIncompleteByEndMarker(t *testing.T) {
 // and whole: whether the writer keeps it open (seen in /proc) or opens it again for
 // each piece (the JPEG has no end marker until the last one).
 func TestSlowWriterIsTakenOnceWhole(t *testing.T) {
+	t.Parallel()
 	for _, reopen := range []bool{false, true} {
 		name := "kept-open"
 		if reopen {
 			name = "reopened"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, "")
 			c := folderConfig(t, "studio")
 			e.start(c)
 			data := readPhoto(t, photoKitchen...)
 			p := filepath.Join(c.Input, "slow.jpg")
-			const pieces = 6
+			const pieces = 5
 			var f *os.File
 			for i := range pieces {
 				if f == nil {
@@ -73,7 +77,7 @@ func TestSlowWriterIsTakenOnceWhole(t *testing.T) {
 					f = nil
 				}
 				if i < pieces-1 {
-					time.Sleep(4 * c.Settle) // long enough for a naive settle check to take it
+					time.Sleep(3 * c.Settle) // long enough for a naive settle check to take it
 					if st := e.status("studio"); st.Processing+st.Done+st.Failed != 0 {
 						t.Fatalf("the file was taken after %d of %d pieces: %+v", i+1, pieces, st)
 					}
@@ -99,6 +103,7 @@ func TestSlowWriterIsTakenOnceWhole(t *testing.T) {
 }
 
 func TestPartialNamesIgnoredAndRenamedFileTaken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	e.start(c)
@@ -133,6 +138,7 @@ func TestPartialNamesIgnoredAndRenamedFileTaken(t *testing.T) {
 // File-system notifications, not the rescan, bring a drop in: with a rescan period
 // far longer than the test, a file in a new subfolder is still delivered.
 func TestNotificationsTakeDropsWithoutRescan(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
 	c.Grouping, c.Count = GroupSubfolder, 0
