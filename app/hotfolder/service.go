@@ -19,6 +19,31 @@
 // Orders belong to an internal standard API key named "hotfolders", created once, so
 // that the window lists their results with everyone else's. Its secret is never
 // shown; revoking the key only makes the next start create a new one.
+//
+// Configuration (the `hotfolders` key; see Config for every field and default):
+//
+//	hotfolders:
+//	  - name: listings            # default: the input folder's name
+//	    input: ~/Porchlight/in
+//	    output: ~/Porchlight/out
+//	    options: {perspective: true, quality: 90}   # order options, as in the API
+//	    preset: signature         # a tonecraft look: tonecraft on with this profile
+//	    grouping: auto            # auto | count:N | subfolder
+//	    naming: "{date}_{name}"   # {name} {scene} {date} {index}; default {name}
+//	    originals: move           # leave | move (default) | delete
+//	    done: ~/Porchlight/in/_done      # default input/_done
+//	    errors: ~/Porchlight/in/_errors  # default input/_errors
+//	    sidecar: true             # <output>.json beside each result
+//	    settle: 2s                # size and mtime unchanged this long
+//	    quiet: 2s                 # no change in the folder this long before grouping
+//	    max_wait: 2m              # a folder that never goes quiet is grouped anyway
+//	    rescan: 30s
+//	    enabled: true
+//
+// Results appear under the naming template with the format's extension; a name in
+// use gets -2, -3... and nothing is ever overwritten. A failed scene's inputs go to
+// the errors folder (keeping their subfolders) with <scene>.error.txt and
+// <scene>.error.json saying why.
 package hotfolder
 
 import (
