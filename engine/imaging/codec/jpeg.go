@@ -8,6 +8,7 @@ package codec
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -108,7 +109,10 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Ima
 		msg, warning := tjError(handle)
 		// Minor corruption (extraneous bytes, a bad restart marker) still decodes; a
 		// truncated file or a fatal error does not.
-		if !warning || strings.Contains(msg, "Premature end") {
+		// The message text alone is not trusted (TurboJPEG keeps it in state that other
+		// decodes can touch): a warning on a file without an end-of-image marker after
+		// its last scan is truncation, whatever the text says.
+		if !warning || strings.Contains(msg, "Premature end") || !hasEOI(buf) {
 			return nil, unreadable(nil, "decoding JPEG: %s", msg)
 		}
 	}
@@ -178,4 +182,11 @@ func cmykRowToLinear(src []byte, row []float32, inverted bool) {
 		o[1] = imaging.Decode8(uint8((m*k + 127) / 255))
 		o[2] = imaging.Decode8(uint8((ye*k + 127) / 255))
 	}
+}
+
+// hasEOI reports whether buf ends (give or take trailing padding) with the JPEG
+// end-of-image marker.
+func hasEOI(buf []byte) bool {
+	tail := buf[max(0, len(buf)-4096):]
+	return bytes.LastIndex(tail, []byte{0xFF, 0xD9}) >= 0
 }
