@@ -26,6 +26,9 @@ func (k *compositor) prepare(w, h int) {
 	k.oy0, k.oy1, k.ofy = bilinearTaps(h, k.oldSky.H())
 }
 
+// maxSample bounds input samples under the sky (HDR data may exceed 1, not infinity).
+const maxSample = 1e6
+
 // scratch is one worker's row buffers.
 type scratch struct {
 	alpha []float32
@@ -79,6 +82,11 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		inv := 1 - al
 		for ch := 0; ch < 3; ch++ {
 			v := src[i+ch]
+			if !(v >= 0) { // NaN or negative input
+				v = 0
+			} else if v > maxSample { // infinite
+				v = maxSample
+			}
 			// The foreground's share, bounded by what a foreground can contribute.
 			fg := v - al*sOld[ch]
 			fg = max(0, min(fg, inv*max(v, 1)))

@@ -27,10 +27,10 @@ const (
 // cutGraph holds residual capacities of the grid arcs and the terminal links.
 type cutGraph struct {
 	w, h  int
-	valid []uint8  // bit d set when neighbour d of a node is inside the grid
-	off   [8]int32 // index offset of neighbour d
-	cap  []float32 // residual capacity of arc node*8+d (node -> its neighbour d)
-	tr   []float32 // terminal residual: > 0 from the source, < 0 to the sink
+	valid []uint8   // bit d set when neighbour d of a node is inside the grid
+	off   [8]int32  // index offset of neighbour d
+	cap   []float32 // residual capacity of arc node*8+d (node -> its neighbour d)
+	tr    []float32 // terminal residual: > 0 from the source, < 0 to the sink
 
 	tree   []uint8
 	parent []int32 // arc from the node towards its parent, or a parent* sentinel

@@ -74,7 +74,7 @@ func nonSkyDrift(t *testing.T, in, out, matte *imaging.Image, erode int) (mean, 
 			d := 0.0
 			for c := 0; c < 3; c++ {
 				i := x*in.C + c
-				d = max(d, math.Abs(float64(imaging.LinearToSRGB(a[i])-imaging.LinearToSRGB(b[i]))))
+				d = max(d, math.Abs(float64(imaging.Encode16(a[i]))-float64(imaging.Encode16(b[i])))/65535)
 			}
 			diffs = append(diffs, d)
 		}
@@ -100,7 +100,7 @@ func TestReplaceExteriors(t *testing.T) {
 		t.Fatalf("no exteriors under %s", dir)
 	}
 	if testing.Short() {
-		files = files[:2]
+		files = files[:1]
 	}
 	var rows [][]*image.NRGBA
 	for _, fn := range files {

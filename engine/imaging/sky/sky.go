@@ -109,43 +109,24 @@ func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
 	return matte, a.result, nil
 }
 
-// shrink returns a linear RGB copy of img whose long edge is at most edge (img's own
-// first three channels when it already fits). Large reductions first average whole
-// blocks, which is exact and cheap, then finish with Lanczos.
+// shrink returns a linear RGB copy of img whose long edge is at most edge, with every
+// sample clamped to 0..1 (NaN and negative values to 0): the analysis works on display
+// values and a stray NaN must not spread through the filters. Large reductions first
+// average whole blocks, which is exact and cheap, then finish with Lanczos.
 func shrink(img *imaging.Image, edge int) *imaging.Image {
-	src := img
-	if img.C != 3 {
-		src = rgbOnly(img)
-	}
-	w, h := src.W(), src.H()
+	w, h := img.W(), img.H()
 	tw, th := imaging.FitWithin(w, h, edge)
-	if tw == w && th == h {
+	src := blockMean(img, max(1, min(w/tw, h/th)))
+	if src.W() == tw && src.H() == th {
 		return src
-	}
-	if k := min(w/tw, h/th); k >= 2 {
-		src = blockMean(src, k)
 	}
 	return imaging.Resize(src, tw, th)
 }
 
-func rgbOnly(img *imaging.Image) *imaging.Image {
-	w, h := img.W(), img.H()
-	out := imaging.New(w, h, 3)
-	imaging.Bands(h, func(_, y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			s, d := img.Row(y), out.Row(y)
-			for x := 0; x < w; x++ {
-				copy(d[x*3:x*3+3], s[x*img.C:x*img.C+3])
-			}
-		}
-	})
-	return out
-}
-
-// blockMean averages k x k blocks of a 3-channel image (partial blocks at the right and
-// bottom edges are dropped: at most k-1 pixels of a large image).
+// blockMean averages k x k blocks of the first three channels, clamping each sample
+// (partial blocks at the right and bottom edges are dropped: at most k-1 pixels).
 func blockMean(src *imaging.Image, k int) *imaging.Image {
-	w, h := src.W()/k, src.H()/k
+	w, h, c := src.W()/k, src.H()/k, src.C
 	out := imaging.New(w, h, 3)
 	inv := 1 / float32(k*k)
 	imaging.Bands(h, func(_, y0, y1 int) {
@@ -154,12 +135,12 @@ func blockMean(src *imaging.Image, k int) *imaging.Image {
 			for yy := y * k; yy < y*k+k; yy++ {
 				s := src.Row(yy)
 				for x := 0; x < w; x++ {
-					b := x * k * 3
+					b := x * k * c
 					var r, g, bl float32
 					for i := 0; i < k; i++ {
-						r += s[b+i*3]
-						g += s[b+i*3+1]
-						bl += s[b+i*3+2]
+						r += clamp01f(s[b+i*c])
+						g += clamp01f(s[b+i*c+1])
+						bl += clamp01f(s[b+i*c+2])
 					}
 					d[x*3] += r
 					d[x*3+1] += g
