@@ -63,15 +63,17 @@ func (u *unsharp) finish(img *imaging.Image) {
 	imaging.Bands(H, func(_, y0, y1 int) {
 		vb := make([]float32, W)
 		for y := y0; y < y1; y++ {
-			for x := range vb {
-				vb[x] = 0
+			// Symmetric kernel: pair the rows above and below the center.
+			center, w0 := hb[y*W:(y+1)*W], k[r]
+			for x, v := range center {
+				vb[x] = w0 * v
 			}
-			for i := -r; i <= r; i++ {
-				yy := min(max(y+i, 0), H-1)
-				src := hb[yy*W : (yy+1)*W]
-				w := k[i+r]
-				for x, v := range src {
-					vb[x] += w * v
+			for i := 1; i <= r; i++ {
+				up := hb[max(y-i, 0)*W : max(y-i, 0)*W+W]
+				dn := hb[min(y+i, H-1)*W : min(y+i, H-1)*W+W]
+				w := k[r+i]
+				for x := range vb {
+					vb[x] += w * (up[x] + dn[x])
 				}
 			}
 			row := img.Row(y)
@@ -99,12 +101,13 @@ func (u *unsharp) finish(img *imaging.Image) {
 // the edge samples.
 func blurRow(src, dst, k []float32, r int) {
 	n := len(src)
+	half := k[r:]
 	for x := 0; x < n; x++ {
 		var acc float32
 		if x >= r && x+r < n {
-			win := src[x-r : x+r+1]
-			for i, w := range k {
-				acc += w * win[i]
+			acc = half[0] * src[x]
+			for i := 1; i < len(half); i++ {
+				acc += half[i] * (src[x-i] + src[x+i])
 			}
 		} else {
 			for i := -r; i <= r; i++ {
