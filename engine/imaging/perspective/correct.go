@@ -41,7 +41,9 @@ type Result struct {
 	H Homography
 	// RotationDeg is the camera rotation undone at this strength.
 	RotationDeg float64
-	// Kept is the fraction of the warped frame's width (and height) kept by the crop.
+	// Kept is the crop rectangle's width over the output width: below 1 the crop is
+	// enlarged to the source size, above 1 (a strong correction that stretches the
+	// frame) it is reduced.
 	Kept float64
 }
 
@@ -76,15 +78,37 @@ const (
 	minRotationDeg = 0.05
 )
 
+// Options tune the estimate with what the file's metadata knows.
+type Options struct {
+	// Focal35mm is the lens focal length in 35 mm film terms (EXIF
+	// FocalLengthIn35mmFilm); 0 assumes about 24 mm. It shapes how horizontals and
+	// proportions follow the correction, not whether verticals come out vertical.
+	Focal35mm float64
+}
+
+// fullFrameDiagonal is the diagonal of a 36 x 24 mm frame.
+const fullFrameDiagonal = 43.2666
+
 // Estimate finds the vertical vanishing direction of img. It returns an error only for
 // unusable input; a photo without enough vertical structure gives a Model with Found
 // false and a Reason.
-func Estimate(img *imaging.Image) (Model, error) {
+func Estimate(img *imaging.Image) (Model, error) { return EstimateWith(img, Options{}) }
+
+// EstimateWith is Estimate with metadata options.
+func EstimateWith(img *imaging.Image, opt Options) (Model, error) {
 	if err := checkImage(img); err != nil {
 		return Model{}, err
 	}
+	if !(opt.Focal35mm >= 0 && opt.Focal35mm < 2000) {
+		return Model{}, fmt.Errorf("perspective: 35 mm focal length %v is out of range", opt.Focal35mm)
+	}
 	W, H := img.W(), img.H()
-	m := Model{Width: W, Height: H, Focal: focalPerDiagonal * math.Hypot(float64(W), float64(H)), Vertical: [3]float64{0, 1, 0}}
+	diag := math.Hypot(float64(W), float64(H))
+	focal := focalPerDiagonal * diag
+	if opt.Focal35mm > 0 {
+		focal = opt.Focal35mm / fullFrameDiagonal * diag
+	}
+	m := Model{Width: W, Height: H, Focal: focal, Vertical: [3]float64{0, 1, 0}}
 	gray, gw, gh, factor := grayPlane(img, estimateSide)
 	segs := nearVertical(gray, gw, gh, maxLeanDeg, minSegment(gh))
 	obs := verticalObservations(segs, float64(factor), m.Focal, float64(W)/2, float64(H)/2)
@@ -192,10 +216,15 @@ func (m Model) Homography(strength float64) Homography {
 // vertical structure, or needs no correction, img itself is returned with
 // Result.Applied false and the Reason.
 func Correct(img *imaging.Image, strength float64) (*imaging.Image, Result, error) {
+	return CorrectWith(img, strength, Options{})
+}
+
+// CorrectWith is Correct with metadata options.
+func CorrectWith(img *imaging.Image, strength float64, opt Options) (*imaging.Image, Result, error) {
 	if !(strength >= 0 && strength <= 1) {
 		return nil, Result{}, fmt.Errorf("perspective: strength %v is outside 0..1", strength)
 	}
-	m, err := Estimate(img)
+	m, err := EstimateWith(img, opt)
 	if err != nil {
 		return nil, Result{}, err
 	}

@@ -346,3 +346,26 @@ func TestNonFiniteSamplesDoNotPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestFocalLengthShapesProportionsNotVerticals: the assumed lens changes the warp but
+// verticals come out vertical either way.
+func TestFocalLengthShapesProportionsNotVerticals(t *testing.T) {
+	img := loadPhoto(t, "interiors", "houses_156_bedroom.jpg")
+	before, _ := medianTilt(img)
+	var hs []Homography
+	for _, f := range []float64{0, 18, 35} {
+		out, res, err := CorrectWith(img, 1, Options{Focal35mm: f})
+		if err != nil || !res.Applied {
+			t.Fatalf("focal %v: %v %q", f, err, res.Reason)
+		}
+		after, _ := medianTilt(out)
+		t.Logf("focal %v mm: focal %.0f px, tilt after %.3f, kept %.3f", f, res.Model.Focal, after, res.Kept)
+		if !(after < before/3) {
+			t.Errorf("focal %v mm: tilt %.3f -> %.3f", f, before, after)
+		}
+		hs = append(hs, res.H)
+	}
+	if hs[1] == hs[2] {
+		t.Error("the focal length did not change the correction")
+	}
+}
