@@ -350,6 +350,9 @@ func TestNonFiniteSamplesDoNotPanic(t *testing.T) {
 // TestFocalLengthShapesProportionsNotVerticals: the assumed lens changes the warp but
 // verticals come out vertical either way.
 func TestFocalLengthShapesProportionsNotVerticals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three full corrections; skipped in -short")
+	}
 	img := loadPhoto(t, "interiors", "houses_156_bedroom.jpg")
 	before, _ := medianTilt(img)
 	var hs []Homography
