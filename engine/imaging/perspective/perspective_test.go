@@ -372,3 +372,40 @@ func TestFocalLengthShapesProportionsNotVerticals(t *testing.T) {
 		t.Error("the focal length did not change the correction")
 	}
 }
+
+// TestWarpChannelCounts: gray and RGBA images warp channel by channel exactly like
+// the RGB fast path.
+func TestWarpChannelCounts(t *testing.T) {
+	src := loadPhoto(t, "interiors", "houses_162_bedroom.jpg")
+	W, H := src.W(), src.H()
+	gray := imaging.New(W, H, 1)
+	rgba := imaging.New(W, H, 4)
+	for p := 0; p < W*H; p++ {
+		gray.Pix[p] = src.Pix[3*p+1]
+		copy(rgba.Pix[4*p:4*p+3], src.Pix[3*p:3*p+3])
+		rgba.Pix[4*p+3] = 1
+	}
+	h := Homography{0.98, 0.02, 9, -0.015, 1.02, -4, 2e-5, 1e-5, 1}
+	want, err := Warp(src, h, W, H)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Warp(gray, h, W, H)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Warp(rgba, h, W, H)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < W*H; p++ {
+		if d := math.Abs(float64(g.Pix[p] - want.Pix[3*p+1])); d > 1e-5 {
+			t.Fatalf("gray pixel %d differs by %g", p, d)
+		}
+		for c := 0; c < 3; c++ {
+			if d := math.Abs(float64(a.Pix[4*p+c] - want.Pix[3*p+c])); d > 1e-5 {
+				t.Fatalf("rgba pixel %d channel %d differs by %g", p, c, d)
+			}
+		}
+	}
+}
