@@ -12,6 +12,7 @@ const (
 	seedTexMax   = 1.6  // seeds are smooth
 	seedStepMax  = 3.0  // colour step allowed between neighbouring seed pixels
 	seedTexSky   = 3.0  // seeds may cross rougher pixels if they are blue or bright white
+	seedStepSky  = 6.0  // and steeper colour steps (a cloud's edge against blue)
 	seedHued     = 0.5  // a seed part must be at least this sky-coloured
 	bgTexMin     = 3.0  // clearly textured pixels teach the non-sky model
 	skyComps     = 4    // mixture sizes
@@ -25,6 +26,7 @@ const (
 	minSeedShare = 0.01 // seeds must cover this much of the frame
 	hueBonus     = 1.0  // prior for blue / bright white pixels, against other colours
 	seedBonus    = 2.5  // trust in the seeds grown from the top edge
+	skyTexShare  = 0.3  // share of the texture cost sky-coloured pixels pay
 )
 
 // labelling is the hard segmentation at the working resolution.
@@ -122,7 +124,7 @@ func seedSky(f *features) (seed, rejected []bool) {
 			stack = append(stack, int32(x))
 		}
 	}
-	grow(seed, stack, w, h, lab, ok)
+	grow(seed, stack, w, h, lab, ok, seedStepMax)
 	rejected = keepSkyColouredParts(seed, w, h, lab)
 	// Second pass: from there, also through the rougher pixels of cloud edges and
 	// hazy sky behind twigs, as long as they have a sky's colour.
@@ -136,7 +138,7 @@ func seedSky(f *features) (seed, rejected []bool) {
 			stack = append(stack, int32(p))
 		}
 	}
-	grow(seed, stack, w, h, lab, okSky)
+	grow(seed, stack, w, h, lab, okSky, seedStepSky)
 	return seed, rejected
 }
 
@@ -185,8 +187,8 @@ func keepSkyColouredParts(seed []bool, w, h int, lab []float32) []bool {
 }
 
 // grow floods seed from the stacked pixels into 4-neighbours that pass ok and differ
-// by at most seedStepMax.
-func grow(seed []bool, stack []int32, w, h int, lab []float32, ok func(int) bool) {
+// by at most step.
+func grow(seed []bool, stack []int32, w, h int, lab []float32, ok func(int) bool, step float32) {
 	for len(stack) > 0 {
 		p := int(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
@@ -197,7 +199,7 @@ func grow(seed []bool, stack []int32, w, h int, lab []float32, ok func(int) bool
 				continue
 			}
 			q := ny*w + nx
-			if seed[q] || !ok(q) || labDist2(lab, p, q) > seedStepMax*seedStepMax {
+			if seed[q] || !ok(q) || labDist2(lab, p, q) > step*step {
 				continue
 			}
 			seed[q] = true
@@ -274,14 +276,18 @@ func cutSky(f *features, seed []bool, skyM, bgM *gmm, pair []float32, out []bool
 				llr = math.Max(-llrClamp, math.Min(llrClamp, llr))
 				// Texture is read after the closing, so sky seen through wires and
 				// sparse twigs is not penalised; the colour term still sees them.
-				costSky := -llr/2 + texWeight*math.Max(0, float64(f.texC[p])-texFree) + posWeight*fy*fy
+				// Sky-coloured pixels pay less for texture: cumulus have shading, and
+				// what texture protects against (foliage, brick, gravel) is not blue
+				// or white.
+				texCost := texWeight * math.Max(0, float64(f.texC[p])-texFree)
+				costSky := -llr/2 + posWeight*fy*fy
 				switch {
 				case seed[p]:
-					costSky -= seedBonus
+					costSky += texCost - seedBonus
 				case skyColoured(f.lab[o], f.lab[o+1], f.lab[o+2]):
-					costSky -= hueBonus
+					costSky += texCost*skyTexShare - hueBonus
 				default:
-					costSky += hueBonus
+					costSky += texCost + hueBonus
 				}
 				g.setTerminal(p, float32(costSky), float32(llr/2))
 			}

@@ -1,0 +1,32 @@
+// Package sky finds the sky in exterior photos and replaces it with a synthetic one
+// (recipe sky@4.0.0). It works on the photo alone: no model server.
+//
+// Segmentation runs on a copy with a long edge of 512 pixels:
+//
+//  1. Seeds grow from the top edge through smooth, bright pixels whose colour changes
+//     gradually (after a colour closing that erases power lines and twigs). Seed parts
+//     that are not mostly blue or bright white (a ceiling, a facade) are dropped; the
+//     rest extend across cloud edges and haze through sky-coloured pixels.
+//  2. Gaussian mixtures in CIELAB learn the sky and the rest of this photo from the
+//     seeds and from textured or low pixels.
+//  3. A minimum cut (Boykov-Kolmogorov max-flow on the 8-connected grid) minimises
+//     colour, texture, position and seed terms plus contrast-sensitive smoothness; the
+//     mixtures are refitted from the cut twice. Only sky connected to the top edge is
+//     kept (connectivity bridges thin lines), so windows and walls enclosed by the
+//     building never count.
+//  4. A verdict rejects regions that are not sky: too small, touching too little of
+//     the top edge, reaching the bottom of the frame, or neither blue nor a bright
+//     overcast (ceilings, lamp-lit walls, garden views through windows).
+//
+// The hard labels become a soft matte at full resolution: thin dark lines are carved
+// out and sky pockets in foliage keyed in at up to 1024 pixels, then a colour guided
+// filter, whose linear coefficients are evaluated against every full-resolution pixel,
+// makes the matte follow roof lines, wires and branches.
+//
+// Replacement draws the chosen style (clear, low_cloud, neutral, high_cloud) at up to
+// 1600 pixels: a vertical gradient from real sky colours and, except for clear, a
+// seeded, domain-warped noise cloud field on a perspective cloud layer. The sky is
+// composited through the matte in linear light after removing the old sky's share
+// from mixed skyline pixels (no halo), and the foreground's white balance moves a
+// few percent towards the new sky's light. Output is deterministic per input and style.
+package sky
