@@ -38,38 +38,49 @@ func carveThinLines(mask []float32, guide *imaging.Image) {
 
 // rankFilter is a separable square max (or min) filter of radius r.
 func rankFilter(src []float32, w, h, r int, maximum bool) []float32 {
-	pick := func(a, b float32) float32 {
-		if maximum == (b > a) {
-			return b
-		}
-		return a
-	}
 	tmp := make([]float32, len(src))
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			s := src[y*w : y*w+w]
-			for x := 0; x < w; x++ {
-				v := s[x]
-				for k := max(0, x-r); k <= min(w-1, x+r); k++ {
-					v = pick(v, s[k])
-				}
-				tmp[y*w+x] = v
+			s, d := src[y*w:y*w+w], tmp[y*w:y*w+w]
+			for x := range d {
+				d[x] = extreme(s[max(0, x-r):min(w, x+r+1)], maximum)
 			}
 		}
 	})
 	out := make([]float32, len(src))
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
-				v := tmp[y*w+x]
-				for k := max(0, y-r); k <= min(h-1, y+r); k++ {
-					v = pick(v, tmp[k*w+x])
+			d := out[y*w : y*w+w]
+			copy(d, tmp[y*w:y*w+w])
+			for k := max(0, y-r); k <= min(h-1, y+r); k++ {
+				t := tmp[k*w : k*w+w]
+				if maximum {
+					for x, v := range t {
+						d[x] = max(d[x], v)
+					}
+				} else {
+					for x, v := range t {
+						d[x] = min(d[x], v)
+					}
 				}
-				out[y*w+x] = v
 			}
 		}
 	})
 	return out
+}
+
+func extreme(s []float32, maximum bool) float32 {
+	v := s[0]
+	if maximum {
+		for _, x := range s[1:] {
+			v = max(v, x)
+		}
+	} else {
+		for _, x := range s[1:] {
+			v = min(v, x)
+		}
+	}
+	return v
 }
 
 // Sky seen through foliage: small pockets between leaves and branches that the
@@ -126,7 +137,8 @@ func keySkyHoles(mask []float32, guide, oldSky *imaging.Image) {
 				}
 				i := x * guide.C
 				l, a, b := labOf(max(row[i], 0), max(row[i+1], 0), max(row[i+2], 0))
-				sl, sa, sb := labOf(oldSky.Pix[p*3], oldSky.Pix[p*3+1], oldSky.Pix[p*3+2])
+				o := oldSky.Row(min(y*oldSky.H()/h, oldSky.H()-1))[min(x*oldSky.W()/w, oldSky.W()-1)*3:]
+				sl, sa, sb := labOf(o[0], o[1], o[2])
 				d := float32(hypot32(l-sl, hypot32f(a-sa, b-sb)))
 				key := (1 - smoothstep(holeNear, holeFar, d)) * tex
 				mask[p] = max(mask[p], key)

@@ -9,12 +9,13 @@ import (
 )
 
 const (
-	synthEdge    = 1600 // the new sky is drawn at most this large, then upsampled
-	harmonize    = 0.10 // share of the sky's colour shift given to the foreground
-	maxGainShift = 0.04 // the foreground white balance moves at most this much
-	exposureMin  = 0.75 // bounds on matching the new sky to the old one's brightness
-	exposureMax  = 1.25 //
-	oldSkyRadius = 1.0 / 40
+	synthEdge    = 1600     // the new sky is drawn at most this large, then upsampled
+	harmonize    = 0.10     // share of the sky's colour shift given to the foreground
+	maxGainShift = 0.04     // the foreground white balance moves at most this much
+	exposureMin  = 0.75     // bounds on matching the new sky to the old one's brightness
+	exposureMax  = 1.25     //
+	oldSkyRadius = 1.0 / 40 // of the long edge
+	oldSkyBlock  = 4        // the old-sky estimate is kept at 1/4 of the guide
 )
 
 // Replace swaps the sky of a linear RGB(A) image for a synthetic one in the given style
@@ -100,28 +101,29 @@ func (a *analysis) skyLayout(sw, sh int) (skyGeometry, []bool, []bool) {
 	return skyGeometry{w: sw, h: sh, horizon: horizon, focal: 0.9 * float32(max(sw, sh)), exposure: 1}, want, hard
 }
 
-// oldSkyColour estimates the original sky's colour around every guide pixel (a
-// normalised box blur of the confident sky), used to take the old sky out of the
-// skyline's mixed pixels, and its mean.
+// oldSkyColour estimates the original sky's colour around every point (a normalised
+// box blur of the confident sky on a grid a quarter of the guide's size), used to take
+// the old sky out of the skyline's mixed pixels, and its mean.
 func (a *analysis) oldSkyColour() (*imaging.Image, [3]float32) {
 	g := a.guide
-	w, h := g.W(), g.H()
+	const k = oldSkyBlock
+	w, h := max(1, g.W()/k), max(1, g.H()/k)
 	n := w * h
 	planes := [4][]float32{make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)}
 	var mean [3]float64
 	cnt := 0.0
-	for y := 0; y < h; y++ {
+	for y := 0; y < h*k && y < g.H(); y++ {
 		row := g.Row(y)
-		for x := 0; x < w; x++ {
-			p := y*w + x
-			if a.mask[p] < 1 {
+		for x := 0; x < w*k && x < g.W(); x++ {
+			if a.mask[y*g.W()+x] < 1 {
 				continue
 			}
+			q := (y/k)*w + x/k
 			for c := 0; c < 3; c++ {
-				planes[c][p] = row[x*3+c]
+				planes[c][q] += row[x*3+c]
 				mean[c] += float64(row[x*3+c])
 			}
-			planes[3][p] = 1
+			planes[3][q]++
 			cnt++
 		}
 	}
@@ -129,19 +131,20 @@ func (a *analysis) oldSkyColour() (*imaging.Image, [3]float32) {
 	for c := range m {
 		m[c] = float32(mean[c] / max(cnt, 1))
 	}
-	r := max(2, int(float64(max(w, h))*oldSkyRadius))
+	r := max(1, int(float64(max(w, h))*oldSkyRadius))
 	for i := range planes {
 		boxMean(planes[i], planes[i], w, h, r)
 		boxMean(planes[i], planes[i], w, h, r)
 	}
 	out := imaging.New(w, h, 3)
+	full := float32(k * k)
 	for p := 0; p < n; p++ {
 		wt := planes[3][p]
 		for c := 0; c < 3; c++ {
 			v := m[c]
 			if wt > 1e-3 {
 				// Blend towards the global mean where little sky is near.
-				f := min(1, wt*8)
+				f := min(1, wt/full*8)
 				v = f*planes[c][p]/wt + (1-f)*m[c]
 			}
 			out.Pix[p*3+c] = v

@@ -9,24 +9,26 @@ import (
 
 // Segmentation tuning, in CIELAB units at the working resolution.
 const (
-	seedTexMax   = 1.6  // seeds are smooth
-	seedStepMax  = 3.0  // colour step allowed between neighbouring seed pixels
-	seedTexSky   = 3.0  // seeds may cross rougher pixels if they are blue or bright white
-	seedStepSky  = 6.0  // and steeper colour steps (a cloud's edge against blue)
-	seedHued     = 0.5  // a seed part must be at least this sky-coloured
-	bgTexMin     = 3.0  // clearly textured pixels teach the non-sky model
-	skyComps     = 4    // mixture sizes
-	bgComps      = 8    //
-	pairGamma    = 18.0 // strength of the contrast-sensitive smoothness term
-	texWeight    = 1.2  // cost per texture unit above texFree for the sky label
-	texFree      = 1.2  //
-	posWeight    = 3.0  // cost of sky at the bottom edge (grows with the square of y)
-	llrClamp     = 12.0 // bound on the colour log-likelihood ratio
-	cutRounds    = 2    // colour model re-estimated from the cut this many times
-	minSeedShare = 0.01 // seeds must cover this much of the frame
-	hueBonus     = 1.0  // prior for blue / bright white pixels, against other colours
-	seedBonus    = 2.5  // trust in the seeds grown from the top edge
-	skyTexShare  = 0.3  // share of the texture cost sky-coloured pixels pay
+	seedTexMax    = 1.6   // seeds are smooth
+	seedStepMax   = 3.0   // colour step allowed between neighbouring seed pixels
+	seedTexSky    = 3.0   // seeds may cross rougher pixels if they are blue or bright white
+	seedStepSky   = 6.0   // and steeper colour steps (a cloud's edge against blue)
+	seedHued      = 0.5   // a seed part must be at least this sky-coloured
+	bgTexMin      = 3.0   // clearly textured pixels teach the non-sky model
+	skyComps      = 4     // mixture sizes
+	bgComps       = 8     //
+	pairGamma     = 18.0  // strength of the contrast-sensitive smoothness term
+	texWeight     = 1.2   // cost per texture unit above texFree for the sky label
+	texFree       = 1.2   //
+	posWeight     = 3.0   // cost of sky at the bottom edge (grows with the square of y)
+	llrClamp      = 12.0  // bound on the colour log-likelihood ratio
+	cutRounds     = 2     // colour model re-estimated from the cut this many times
+	minSeedShare  = 0.01  // seeds must cover this much of the frame
+	hueBonus      = 1.0   // prior for blue / bright white pixels, against other colours
+	seedBonus     = 2.5   // trust in the seeds grown from the top edge
+	skyTexShare   = 0.3   // share of the texture cost sky-coloured pixels pay
+	partColourGap = 20.0  // a sky part this far (CIELAB) from the main one is not sky
+	minPartShare  = 0.001 // nor a part smaller than this share of the frame
 )
 
 // labelling is the hard segmentation at the working resolution.
@@ -90,6 +92,7 @@ func segmentWork(img *imaging.Image) *labelling {
 		}
 		skyM, bgM = fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
 	}
+	dropOddParts(lab.sky, f)
 	lab.stats = measure(f, lab.sky)
 	lab.reason = lab.stats.verdict()
 	if lab.reason != "" {
@@ -130,6 +133,9 @@ func seedSky(f *features) (seed, rejected []bool) {
 	// hazy sky behind twigs, as long as they have a sky's colour.
 	okSky := func(p int) bool {
 		o := p * 3
+		if rejected[p] {
+			return false // never back into a facade or ceiling already turned down
+		}
 		return ok(p) || (tex[p] < seedTexSky && skyColoured(lab[o], lab[o+1], lab[o+2]))
 	}
 	stack = stack[:0]
@@ -338,6 +344,82 @@ func keepTopConnected(sky []bool, w, h int) {
 	}
 	for p := range sky {
 		sky[p] = sky[p] && keep[p]
+	}
+}
+
+// dropOddParts splits the sky into its parts (connected across thin lines, as in
+// keepTopConnected) and clears parts whose mean colour is far from the largest one's:
+// a window at the top of the frame reflecting the sky, an awning, a lit facade. Pieces
+// of one sky split by a tree or a pole share its colour and stay.
+func dropOddParts(sky []bool, f *features) {
+	w, h := f.w, f.h
+	grown := dilate(sky, w, h, lineRadius)
+	comp := make([]int32, w*h)
+	for i := range comp {
+		comp[i] = -1
+	}
+	type part struct {
+		n   int
+		lab [3]float64
+	}
+	var parts []part
+	var stack []int32
+	for start := range grown {
+		if !grown[start] || comp[start] >= 0 {
+			continue
+		}
+		id := int32(len(parts))
+		parts = append(parts, part{})
+		comp[start] = id
+		stack = append(stack[:0], int32(start))
+		for len(stack) > 0 {
+			p := int(stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			if sky[p] {
+				pt := &parts[id]
+				pt.n++
+				for c := 0; c < 3; c++ {
+					pt.lab[c] += float64(f.lab[p*3+c])
+				}
+			}
+			x, y := p%w, p/w
+			for d := 0; d < 4; d++ {
+				nx, ny := x+gridDX[d], y+gridDY[d]
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				if q := ny*w + nx; grown[q] && comp[q] < 0 {
+					comp[q] = id
+					stack = append(stack, int32(q))
+				}
+			}
+		}
+	}
+	if len(parts) < 2 {
+		return
+	}
+	big := 0
+	for i, pt := range parts {
+		if pt.n > parts[big].n {
+			big = i
+		}
+	}
+	ref := parts[big]
+	odd := make([]bool, len(parts))
+	for i, pt := range parts {
+		if pt.n == 0 {
+			continue
+		}
+		d := 0.0
+		for c := 0; c < 3; c++ {
+			d += sq(pt.lab[c]/float64(pt.n) - ref.lab[c]/float64(ref.n))
+		}
+		odd[i] = math.Sqrt(d) > partColourGap || float64(pt.n) < minPartShare*float64(w*h)
+	}
+	for p, s := range sky {
+		if s && odd[comp[p]] {
+			sky[p] = false
+		}
 	}
 }
 
