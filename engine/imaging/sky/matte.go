@@ -147,7 +147,7 @@ func (m *matteModel) alphaRow(y int, src []float32, c int, dst []float32) bool {
 	r1 := m.coef[y1*m.cw*coefPlanes:]
 	l0, l1 := m.live[y0*m.cw:], m.live[y1*m.cw:]
 	fy := m.fy[y]
-	any := false
+	live := false
 	for x := 0; x < m.w; x++ {
 		a, b := int(m.x0[x]), int(m.x1[x])
 		if !l0[a] && !l0[b] && !l1[a] && !l1[b] {
@@ -166,9 +166,9 @@ func (m *matteModel) alphaRow(y int, src []float32, c int, dst []float32) bool {
 		i := x * c
 		v := stretchAlpha(k[0]*srgb(src[i]) + k[1]*srgb(src[i+1]) + k[2]*srgb(src[i+2]) + k[3])
 		dst[x] = v
-		any = any || v > 0
+		live = live || v > 0
 	}
-	return any
+	return live
 }
 
 func stretchAlpha(q float32) float32 {

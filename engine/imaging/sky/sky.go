@@ -41,8 +41,8 @@ func validate(img *imaging.Image) error {
 	switch {
 	case img == nil:
 		return fmt.Errorf("sky: no image: %w", ErrInvalid)
-	case img.C < 3:
-		return fmt.Errorf("sky: need an RGB image, got %d channel(s): %w", img.C, ErrInvalid)
+	case img.C != 3 && img.C != 4:
+		return fmt.Errorf("sky: need an RGB or RGBA image, got %d channel(s): %w", img.C, ErrInvalid)
 	case img.W() < minEdge || img.H() < minEdge:
 		return fmt.Errorf("sky: image %dx%d is smaller than %dx%d: %w", img.W(), img.H(), minEdge, minEdge, ErrInvalid)
 	case len(img.Pix) < (img.H()-1)*img.Stride+img.W()*img.C:

@@ -194,6 +194,7 @@ func TestBadInput(t *testing.T) {
 	cases := map[string]*imaging.Image{
 		"nil":   nil,
 		"grey":  imaging.New(64, 48, 1),
+		"five":  imaging.New(64, 48, 5),
 		"tiny":  imaging.New(8, 8, 3),
 		"short": short,
 	}
