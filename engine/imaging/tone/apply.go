@@ -69,7 +69,6 @@ func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) 
 		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
 	}
 	if us != nil {
-		us.finish(out)
 		res.SharpenSigma = us.sigma
 	}
 	return out, res, nil
@@ -165,68 +164,77 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 	return lo, hi
 }
 
-// run is the full-resolution pass: gains, local exposure, tone table, color, clamp,
-// and (with us) the first half of the sharpening. Each row goes through the steps as
-// separate simple loops over a row buffer, which keeps every loop small enough for
-// the compiler to hold in registers and for the processor to overlap iterations.
+// run is the full-resolution pass: gains, local exposure, tone table, color and
+// clamp, then (with us) the unsharp mask, streamed row by row so that every pixel is
+// read once and written once.
 func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
-	W, c := src.W(), src.C
-	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
-	imaging.Bands(src.H(), func(_, y0, y1 int) {
+	W, H := src.W(), src.H()
+	imaging.Bands(H, func(_, y0, y1 int) {
 		var sl slab
 		if p.base != nil {
 			sl = p.base.newSlab()
 		}
-		var lum []float32
-		if us != nil {
-			lum = make([]float32, W)
+		if us == nil {
+			buf := make([]float32, 3*W)
+			for y := y0; y < y1; y++ {
+				p.toneRow(src, y, buf, sl)
+				writeRow(dst, src, y, buf)
+			}
+			return
 		}
-		buf := make([]float32, 3*W)
-		for y := y0; y < y1; y++ {
-			in, out := src.Row(y), dst.Row(y)
-			// Gains (white balance and exposure).
-			for x := 0; x < W; x++ {
-				px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
-				q[0], q[1], q[2] = px[0]*g0, px[1]*g1, px[2]*g2
-			}
-			if p.base != nil {
-				p.base.rows(y, sl)
-				for x := 0; x < W; x++ {
-					q := buf[3*x : 3*x+3 : 3*x+3]
-					m := p.base.at(x, lumR*q[0]+lumG*q[1]+lumB*q[2], sl)
-					q[0], q[1], q[2] = q[0]*m, q[1]*m, q[2]*m
-				}
-			}
-			if p.tone != nil {
-				t := p.tone
-				for i, v := range buf {
-					buf[i] = t.at(v)
-				}
-			}
-			if p.hasColor {
-				for x := 0; x < W; x++ {
-					q := buf[3*x : 3*x+3 : 3*x+3]
-					q[0], q[1], q[2] = p.color.apply(q[0], q[1], q[2])
-				}
-			}
-			for x := 0; x < W; x++ {
-				q, o := buf[3*x:3*x+3:3*x+3], out[x*c:x*c+3:x*c+3]
-				o[0], o[1], o[2] = clamp01f(q[0]), clamp01f(q[1]), clamp01f(q[2])
-			}
-			if c == 4 {
-				for x := 0; x < W; x++ {
-					out[x*4+3] = in[x*4+3]
-				}
-			}
-			if us != nil {
-				for x := range lum {
-					o := out[x*c : x*c+3 : x*c+3]
-					lum[x] = sqrt32(lumR*o[0] + lumG*o[1] + lumB*o[2])
-				}
-				us.addRow(y, lum)
-			}
-		}
+		us.band(y0, y1, func(y int, buf []float32) { p.toneRow(src, y, buf, sl) }, func(y int, buf []float32) { writeRow(dst, src, y, buf) })
 	})
+}
+
+// toneRow renders row y of src into buf (3 floats per pixel, clamped to 0..1). Each
+// step is a separate simple loop over the row, which keeps every loop small enough
+// for the compiler to hold in registers and for the processor to overlap iterations.
+func (p *plan) toneRow(src *imaging.Image, y int, buf []float32, sl slab) {
+	W, c := src.W(), src.C
+	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
+	in := src.Row(y)
+	// Gains (white balance and exposure).
+	for x := 0; x < W; x++ {
+		px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
+		q[0], q[1], q[2] = px[0]*g0, px[1]*g1, px[2]*g2
+	}
+	if p.base != nil {
+		p.base.rows(y, sl)
+		for x := 0; x < W; x++ {
+			q := buf[3*x : 3*x+3 : 3*x+3]
+			m := p.base.at(x, lumR*q[0]+lumG*q[1]+lumB*q[2], sl)
+			q[0], q[1], q[2] = q[0]*m, q[1]*m, q[2]*m
+		}
+	}
+	if p.tone != nil {
+		t := p.tone
+		for i, v := range buf {
+			buf[i] = t.at(v)
+		}
+	}
+	if p.hasColor {
+		for x := 0; x < W; x++ {
+			q := buf[3*x : 3*x+3 : 3*x+3]
+			q[0], q[1], q[2] = p.color.apply(q[0], q[1], q[2])
+		}
+	}
+	for i, v := range buf {
+		buf[i] = clamp01f(v)
+	}
+}
+
+// writeRow stores a rendered row into dst, copying alpha from src.
+func writeRow(dst, src *imaging.Image, y int, buf []float32) {
+	out, c := dst.Row(y), dst.C
+	if c == 3 {
+		copy(out, buf)
+		return
+	}
+	in := src.Row(y)
+	for x := 0; x < dst.W(); x++ {
+		copy(out[x*c:x*c+3], buf[3*x:3*x+3])
+		out[x*c+3] = in[x*c+3]
+	}
 }
 
 func clamp01(v float64) float64 {

@@ -47,8 +47,8 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 			inv := 1 / (r * (r - b))
 			w = b * (r - b) * inv
 			w *= 1 - vibranceSkinGuard*skinLikelihood((g-b)*r*inv, w)
-		} else if mx := max(r, g, b); mx > 0 {
-			w = max(min(r, g, b), 0) / mx
+		} else if mx := max3(r, g, b); mx > 0 {
+			w = nonNeg(min3(r, g, b)) / mx
 		} else {
 			w = 1
 		}
@@ -65,7 +65,37 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 		g *= 1 + warmthGreen*w
 		b *= 1 - 2*w
 	}
-	return max(r, 0), max(g, 0), max(b, 0)
+	return nonNeg(r), nonNeg(g), nonNeg(b)
+}
+
+// Float helpers for the per-pixel loops: plain comparisons compile to fewer
+// instructions than the NaN-aware min and max builtins.
+
+func nonNeg(v float32) float32 {
+	if !(v > 0) {
+		return 0
+	}
+	return v
+}
+
+func max3(a, b, c float32) float32 {
+	if b > a {
+		a = b
+	}
+	if c > a {
+		a = c
+	}
+	return a
+}
+
+func min3(a, b, c float32) float32 {
+	if b < a {
+		a = b
+	}
+	if c < a {
+		a = c
+	}
+	return a
 }
 
 // skinLikelihood is 1 for the orange hues and moderate saturations of human skin

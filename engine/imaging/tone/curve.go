@@ -202,10 +202,14 @@ func newLUT(f func(v float64) float64) *lut {
 // at looks up v with linear interpolation between entries; negative and NaN inputs
 // read as 0, inputs above lutMax as lutMax.
 func (l *lut) at(v float32) float32 {
-	if !(v > 0) {
-		v = 0
+	u := lutOffset
+	if v > 0 {
+		u += v
 	}
-	bits := math.Float32bits(min(v+lutOffset, lutTop))
+	if u > lutTop {
+		u = lutTop
+	}
+	bits := math.Float32bits(u)
 	i := int(bits>>lutFracBits) - lutBase
 	t := l.t[i : i+2 : i+2]
 	return t[0] + (t[1]-t[0])*(float32(bits&lutFracMask)*lutFracUnit)

@@ -2,8 +2,6 @@ package tone
 
 import (
 	"math"
-
-	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 const (
@@ -18,21 +16,22 @@ const (
 	sharpenSigmaPerP = 1.0 / 3000
 )
 
+// sqrtLUT is the square root by table: the mask takes it twice per pixel.
+var sqrtLUT = newLUT(math.Sqrt)
+
 // sharpenSigma is the Gaussian radius of the unsharp mask for a w x h image.
 func sharpenSigma(w, h int) float64 {
 	return math.Max(sharpenMinSigma, float64(max(w, h))*sharpenSigmaPerP)
 }
 
-// unsharp is a luminance unsharp mask for one image. It works on the square root of
-// luminance (close to perceived lightness) and scales RGB by the ratio, so colors
-// keep their hue and no colored fringes appear. Its horizontal blur runs row by row
-// inside the main pass (addRow), its vertical blur and the mask in finish.
+// unsharp is a luminance unsharp mask. It works on the square root of luminance
+// (close to perceived lightness) and scales RGB by the ratio, so colors keep their
+// hue and no colored fringes appear.
 type unsharp struct {
 	sigma float64
 	r     int
 	k     []float32
 	w, h  int
-	hb    []float32 // horizontally blurred square-root luminance
 }
 
 func newUnsharp(w, h int) *unsharp {
@@ -47,54 +46,83 @@ func newUnsharp(w, h int) *unsharp {
 	for i := range u.k {
 		u.k[i] /= sum
 	}
-	u.hb = make([]float32, w*h)
 	return u
 }
 
-// addRow takes the square-root luminance of finished row y (scratch s, len w) and
-// stores its horizontal blur.
-func (u *unsharp) addRow(y int, s []float32) {
-	blurRow(s, u.hb[y*u.w:(y+1)*u.w], u.k, u.r)
-}
-
-// finish blurs vertically and applies the mask to img in place.
-func (u *unsharp) finish(img *imaging.Image) {
-	W, H, c, r, k, hb := u.w, u.h, img.C, u.r, u.k, u.hb
-	imaging.Bands(H, func(_, y0, y1 int) {
-		vb := make([]float32, W)
-		for y := y0; y < y1; y++ {
-			// Symmetric kernel: pair the rows above and below the center.
-			center, w0 := hb[y*W:(y+1)*W], k[r]
-			for x, v := range center {
-				vb[x] = w0 * v
+// band sharpens rows [y0, y1) as they are rendered: render(y, buf) fills a row of
+// RGB, emit(y, buf) takes it sharpened. Rows stream through rings: a row is emitted
+// once the r rows below it are rendered, so nothing of the image is held but 2r+1
+// rows. The band also renders up to r rows on each side of itself (not emitted) for
+// the vertical blur; that is the only work done twice.
+func (u *unsharp) band(y0, y1 int, render, emit func(y int, buf []float32)) {
+	W, H, r := u.w, u.h, u.r
+	n := 2*r + 1
+	rgb := make([][]float32, n) // rendered rows, by y mod n
+	s := make([][]float32, n)   // their square-root luminance
+	hb := make([][]float32, n)  // its horizontal blur
+	for i := 0; i < n; i++ {
+		rgb[i], s[i], hb[i] = make([]float32, 3*W), make([]float32, W), make([]float32, W)
+	}
+	vb := make([]float32, W)
+	out := make([]float32, 3*W)
+	first, last := max(y0-r, 0), min(y1+r, H)-1
+	for y := first; y <= last+r; y++ {
+		if y <= last {
+			i := y % n
+			render(y, rgb[i])
+			row, sr := rgb[i], s[i]
+			for x := range sr {
+				q := row[3*x : 3*x+3 : 3*x+3]
+				sr[x] = sqrtLUT.at(lumR*q[0] + lumG*q[1] + lumB*q[2])
 			}
-			for i := 1; i <= r; i++ {
-				up := hb[max(y-i, 0)*W : max(y-i, 0)*W+W]
-				dn := hb[min(y+i, H-1)*W : min(y+i, H-1)*W+W]
-				w := k[r+i]
-				for x := range vb {
-					vb[x] += w * (up[x] + dn[x])
-				}
-			}
-			row := img.Row(y)
-			for x := 0; x < W; x++ {
-				o := x * c
-				px := row[o : o+3 : o+3]
-				s := sqrt32(lumR*px[0] + lumG*px[1] + lumB*px[2])
-				if s < 1e-4 {
-					continue
-				}
-				// Detail below the noise level fades out smoothly (no division).
-				d := s - vb[x]
-				d *= smoothstep32(0, 2*sharpenNoise, abs32(d))
-				ratio := 1 + sharpenAmount*d/s
-				g := min(max(ratio*ratio, 0.25), 4)
-				px[0] = clamp01f(px[0] * g)
-				px[1] = clamp01f(px[1] * g)
-				px[2] = clamp01f(px[2] * g)
+			blurRow(sr, hb[i], u.k, r)
+		}
+		yf := y - r // the row whose neighbourhood is now complete
+		if yf < y0 || yf >= y1 {
+			continue
+		}
+		// Vertical blur of the horizontal blurs; rows beyond the image repeat the edge.
+		k := u.k
+		center := hb[yf%n]
+		for x, v := range center {
+			vb[x] = k[r] * v
+		}
+		for i := 1; i <= r; i++ {
+			up, dn := hb[max(yf-i, 0)%n], hb[min(yf+i, H-1)%n]
+			up, dn = up[:len(vb)], dn[:len(vb)] // lets the compiler drop bounds checks
+			w := k[r+i]
+			for x := range vb {
+				vb[x] += w * (up[x] + dn[x])
 			}
 		}
-	})
+		u.mask(rgb[yf%n], s[yf%n], vb, out)
+		emit(yf, out)
+	}
+}
+
+// mask adds the detail s - blur back to a rendered row, writing the result to out.
+func (u *unsharp) mask(row, s, blur, out []float32) {
+	for x, sv := range s {
+		q, o := row[3*x:3*x+3:3*x+3], out[3*x:3*x+3:3*x+3]
+		if sv < 1e-4 {
+			o[0], o[1], o[2] = q[0], q[1], q[2]
+			continue
+		}
+		// Detail below the noise level fades out smoothly.
+		d := sv - blur[x]
+		t := abs32(d) * (1 / (2 * sharpenNoise))
+		if t < 1 {
+			d *= t * t * (3 - 2*t)
+		}
+		ratio := 1 + sharpenAmount*d/sv
+		g := ratio * ratio
+		if g < 0.25 {
+			g = 0.25
+		} else if g > 4 {
+			g = 4
+		}
+		o[0], o[1], o[2] = clamp01f(q[0]*g), clamp01f(q[1]*g), clamp01f(q[2]*g)
+	}
 }
 
 // blurRow convolves src with the symmetric kernel k (radius r) into dst, repeating
@@ -105,9 +133,10 @@ func blurRow(src, dst, k []float32, r int) {
 	for x := 0; x < n; x++ {
 		var acc float32
 		if x >= r && x+r < n {
-			acc = half[0] * src[x]
-			for i := 1; i < len(half); i++ {
-				acc += half[i] * (src[x-i] + src[x+i])
+			win := src[x-r : x+r+1 : x+r+1]
+			acc = half[0] * win[r]
+			for i := 1; i < len(half) && i <= r; i++ {
+				acc += half[i] * (win[r-i] + win[r+i])
 			}
 		} else {
 			for i := -r; i <= r; i++ {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -576,6 +577,27 @@ func TestTinyAndOddImages(t *testing.T) {
 		for i, v := range out.Pix {
 			if !(v >= 0 && v <= 1) {
 				t.Fatalf("%v: sample %d is %v", size, i, v)
+			}
+		}
+	}
+}
+
+// TestBandSplitDoesNotShowInTheOutput renders with 1, 3 and 7 workers: the streamed
+// sharpening renders halo rows around each band, which must make the split invisible.
+func TestBandSplitDoesNotShowInTheOutput(t *testing.T) {
+	img := kitchen(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var ref *imaging.Image
+	for _, n := range []int{1, 3, 7} {
+		runtime.GOMAXPROCS(n)
+		out := mustApply(t, img, benchLook)
+		if ref == nil {
+			ref = out
+			continue
+		}
+		for i := range out.Pix {
+			if out.Pix[i] != ref.Pix[i] {
+				t.Fatalf("%d workers: sample %d (row %d) differs: %v vs %v", n, i, i/ref.Stride, out.Pix[i], ref.Pix[i])
 			}
 		}
 	}
