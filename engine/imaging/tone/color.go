@@ -1,6 +1,5 @@
 package tone
 
-import "math"
 
 const (
 	// vibranceSkinGuard is how much of the vibrance boost skin tones are spared.
@@ -121,13 +120,6 @@ func smoothstep32(e0, e1, x float32) float32 {
 		return 1
 	}
 	return t * t * (3 - 2*t)
-}
-
-func sqrt32(v float32) float32 {
-	if v <= 0 {
-		return 0
-	}
-	return float32(math.Sqrt(float64(v)))
 }
 
 func abs32(v float32) float32 {
