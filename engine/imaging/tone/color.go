@@ -1,6 +1,5 @@
 package tone
 
-
 const (
 	// vibranceSkinGuard is how much of the vibrance boost skin tones are spared.
 	vibranceSkinGuard = 0.9
