@@ -3,6 +3,8 @@ package sky
 import (
 	"image"
 	"image/color"
+	_ "image/jpeg" // the test photos
+	_ "image/png"  // and the ground-truth masks
 	"os"
 	"testing"
 
