@@ -4,5 +4,7 @@ package pipeline
 // Steps whose algorithm package is not part of the build yet are absent, so orders
 // that need them fail with feature_unavailable.
 func builtinFeatureSteps() []Step {
-	return append(mergeSteps(), toneSteps()...)
+	steps := mergeSteps()
+	steps = append(steps, perspectiveSteps()...)
+	return append(steps, toneSteps()...)
 }
