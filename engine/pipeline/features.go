@@ -6,5 +6,6 @@ package pipeline
 func builtinFeatureSteps() []Step {
 	steps := mergeSteps()
 	steps = append(steps, perspectiveSteps()...)
-	return append(steps, toneSteps()...)
+	steps = append(steps, toneSteps()...)
+	return append(steps, skySteps()...)
 }
