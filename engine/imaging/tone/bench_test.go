@@ -56,6 +56,7 @@ func BenchmarkStages(b *testing.B) {
 		{"local", Look{Shadows: 40}},
 		{"saturation", Look{Saturation: 20}},
 		{"vibrance", Look{Vibrance: 20}},
+		{"vibrance-neg", Look{Vibrance: -20}},
 		{"warmth", Look{Warmth: 20}},
 		{"levels", Look{AutoLevels: true}},
 		{"sharpen", Look{Sharpen: true}},

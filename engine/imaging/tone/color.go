@@ -111,7 +111,7 @@ func skinLikelihood(h, q float32) float32 {
 }
 
 func smoothstep32(e0, e1, x float32) float32 {
-	t := (x - e0) / (e1 - e0)
+	t := (x - e0) * (1 / (e1 - e0)) // constant after inlining: no division per pixel
 	if t <= 0 {
 		return 0
 	}
