@@ -285,19 +285,26 @@ const (
 // (a W×H frame reduced by f for the analysis).
 func estimatePair(tgt, src *prepared, fi, W, H int, opt Options) (Transform, error) {
 	f := float64(fi)
+	// Start tracking from the bitmap translation and from no motion, and keep
+	// whichever follows more corners: on nearly blown or black brackets the bitmaps can
+	// be misled, while most brackets move little.
 	bx, by := mtbShift(tgt.mtb, src.mtb)
-	dx, dy := float64(2*bx), float64(2*by)
 	margin := patchRadius + 4
 	pts := corners(tgt.levels[0], tgt.levels[1], margin)
-	ms := track(tgt.levels, src.levels, pts, dx, dy)
-	if len(ms) < minMatches {
-		// Too little texture to track: keep the bitmap translation.
-		m := Translation(dx, dy).rescale(f)
-		model := ModelTranslation
-		if dx == 0 && dy == 0 {
-			model = ModelIdentity
+	ms := track(tgt.levels, src.levels, pts, 0, 0)
+	dx, dy := float64(2*bx), float64(2*by)
+	if bx != 0 || by != 0 {
+		if alt := track(tgt.levels, src.levels, pts, dx, dy); len(alt) > len(ms) {
+			ms = alt
 		}
-		return Transform{M: m, Model: model, Residual: math.NaN()}, nil
+	}
+	if len(ms) < minMatches {
+		// Too little texture to track. Trust the bitmaps only when the shift they
+		// found clearly beats staying put; otherwise assume the camera did not move.
+		if (bx != 0 || by != 0) && mtbError(tgt.mtb, src.mtb, bx, by)*10 < mtbError(tgt.mtb, src.mtb, 0, 0)*7 {
+			return Transform{M: Translation(dx, dy).rescale(f), Model: ModelTranslation, Residual: math.NaN()}, nil
+		}
+		return Transform{M: Identity, Model: ModelIdentity, Residual: math.NaN()}, nil
 	}
 	const inlier = 1.0 // working pixels
 	t, in, res := fitTranslation(ms, inlier)

@@ -1,10 +1,12 @@
 // Package fuse merges exposure brackets into one image by exposure fusion in the
 // manner of Mertens, Kautz and Van Reeth (2007), with what real-estate work adds:
 //
-//   - window pull: where the reference bracket is blown out (windows), the result is
-//     taken from a fusion of the darker brackets only, through a mask that follows the
-//     clipped region itself, so the view outside shows and no halo spreads into the
-//     room;
+//   - window pull (Options.WindowPull, off by default): where the reference bracket
+//     is blown out (windows), the local brightness is taken from a fusion of the
+//     darker brackets only, through a mask that follows the clipped region itself, so
+//     the view outside shows and nothing changes in the room. Off by default because
+//     it lowers MEF-SSIM (the metric prefers the blown bracket's silhouettes); the
+//     well-exposedness weight already takes window detail from the darker brackets;
 //   - deghosting: where a bracket disagrees with the reference after exposure
 //     normalization (people, leaves, curtains), its weight drops;
 //   - detail-aware blending: at the finest pyramid levels each bracket's share also
@@ -312,4 +314,3 @@ func decodeRGB(im rgb) *imaging.Image {
 	})
 	return out
 }
-
