@@ -169,6 +169,22 @@ func (s Spec) Float(key string, def float64) (float64, error) {
 	return f, nil
 }
 
+// Duration returns the type's duration key ("500ms", or seconds), def when absent.
+func (s Spec) Duration(key string, def time.Duration) (time.Duration, error) {
+	v, ok := s.Extra[key]
+	if !ok {
+		return def, nil
+	}
+	d, err := asDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Field(key), err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s: must be positive", s.Field(key))
+	}
+	return d, nil
+}
+
 // Bool returns the type's boolean key, def when absent.
 func (s Spec) Bool(key string, def bool) (bool, error) {
 	v, ok := s.Extra[key]

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -286,6 +287,27 @@ func ErrorMessage(b []byte) string {
 	for _, k := range []string{"error", "detail", "errors", "message"} {
 		if x, ok := v[k]; ok {
 			add(x)
+		}
+	}
+	// ComfyUI explains a refused workflow per node.
+	if ne, ok := v["node_errors"].(map[string]any); ok {
+		ids := make([]string, 0, len(ne))
+		for id := range ne {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			n, _ := ne[id].(map[string]any)
+			class, _ := n["class_type"].(string)
+			errs, _ := n["errors"].([]any)
+			for _, e := range errs {
+				m, _ := e.(map[string]any)
+				msg, _ := m["message"].(string)
+				if d, _ := m["details"].(string); d != "" && d != msg {
+					msg += ": " + d
+				}
+				parts = append(parts, fmt.Sprintf("node %s (%s): %s", id, class, msg))
+			}
 		}
 	}
 	if len(parts) == 0 {
