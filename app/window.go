@@ -17,7 +17,7 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return exitError{code: 2, msg: "no display found (DISPLAY and WAYLAND_DISPLAY are unset); run `porchlight serve` for the headless service"}
 	}
-	cfg, err := load(cmd, g)
+	cfg, v, err := LoadConfig(g.config, cmd.Flags())
 	if err != nil {
 		return err
 	}
@@ -39,16 +39,30 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 	served := make(chan error, 1)
 	go func() { served <- sys.sup.Serve(ctx) }()
 
-	st := ui.Status{DataDir: cfg.DataDir}
+	file := g.config
+	if file == "" {
+		file = DefaultConfigFile()
+	}
+	deps := ui.Deps{
+		Engine:    sys.engine,
+		Assets:    sys.assets,
+		Keys:      sys.keys,
+		Available: sys.engine.Pipeline().FeatureAvailable,
+		Config:    ui.NewConfig(v, file),
+		DataDir:   cfg.DataDir,
+	}
+	if sys.hot != nil {
+		deps.Hot = sys.hot
+	}
 	if cfg.API.Enabled {
 		select {
 		case a := <-addr:
-			st.APIAddr = a
+			deps.APIAddr = a
 		case err := <-served:
 			return fmt.Errorf("services stopped before the window opened: %w", err)
 		}
 	}
-	werr := ui.Run(ctx, st)
+	werr := ui.Run(ctx, deps)
 	cancel()
 	if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -1,9 +1,9 @@
 // Package appicon draws Porchlight's icon: a house at dusk with its porch light on.
 // It is drawn in code so that the window, `fyne package` (packaging/icon.png, made by
 // packaging/genicon) and any size in between come from one drawing.
-//go:generate go run ../../packaging/genicon -o ../../packaging/icon.png
-
 package appicon
+
+//go:generate go run ../../packaging/genicon -o ../../packaging/icon.png
 
 import (
 	"bytes"

@@ -1,0 +1,164 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
+)
+
+// A scripting and demo hook: with PORCHLIGHT_UI_AUTOLOAD set, the window drops the
+// listed paths on itself when it opens, processes the scenes and, once they have
+// settled, opens the first finished one in the before/after view. Progress is
+// written to stderr as lines starting with "porchlight-ui:" so a script can follow:
+//
+//	porchlight-ui: scenes N          the paths were grouped into N scenes
+//	porchlight-ui: submitted         the scenes went to the engine
+//	porchlight-ui: done C F          every scene settled: C completed, F did not
+//	porchlight-ui: compare NAME      the before/after view of scene NAME is showing
+//
+// PORCHLIGHT_UI_AUTOLOAD            comma-separated files or folders
+// PORCHLIGHT_UI_AUTOLOAD_OPTIONS    shoot options as name=value pairs separated by
+//
+//	";" (e.g. "tonecraft=true;perspective=true"), read by the catalog
+//
+// PORCHLIGHT_UI_AUTOLOAD_HOLD       seconds to wait before processing and before
+//
+//	opening the comparison (default 1), so each state can be seen
+const (
+	AutoloadEnv        = "PORCHLIGHT_UI_AUTOLOAD"
+	AutoloadOptionsEnv = "PORCHLIGHT_UI_AUTOLOAD_OPTIONS"
+	AutoloadHoldEnv    = "PORCHLIGHT_UI_AUTOLOAD_HOLD"
+)
+
+// autoloadSpec is the hook's parsed environment.
+type autoloadSpec struct {
+	paths   []string
+	options map[string]string
+	hold    time.Duration
+}
+
+func parseAutoload(getenv func(string) string) (autoloadSpec, error) {
+	var s autoloadSpec
+	for _, p := range strings.Split(getenv(AutoloadEnv), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return s, err
+			}
+			s.paths = append(s.paths, abs)
+		}
+	}
+	s.hold = time.Second
+	if h := strings.TrimSpace(getenv(AutoloadHoldEnv)); h != "" {
+		f, err := strconv.ParseFloat(h, 64)
+		if err != nil || f < 0 {
+			return s, fmt.Errorf("%s: %q is not a number of seconds", AutoloadHoldEnv, h)
+		}
+		s.hold = time.Duration(f * float64(time.Second))
+	}
+	if o := strings.TrimSpace(getenv(AutoloadOptionsEnv)); o != "" {
+		s.options = map[string]string{}
+		for _, kv := range strings.Split(o, ";") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return s, fmt.Errorf("%s: %q is not name=value", AutoloadOptionsEnv, kv)
+			}
+			s.options[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if _, err := catalog.DecodeStrings(s.options); err != nil {
+			return s, fmt.Errorf("%s: %w", AutoloadOptionsEnv, err)
+		}
+	}
+	return s, nil
+}
+
+func autoloadSay(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "porchlight-ui: "+format+"\n", args...)
+}
+
+// startAutoload runs the hook when the environment asks for it.
+func (w *Window) startAutoload() {
+	spec, err := parseAutoload(os.Getenv)
+	if err != nil {
+		w.showError(err)
+		return
+	}
+	if len(spec.paths) == 0 {
+		return
+	}
+	if spec.options != nil {
+		o, _ := catalog.DecodeStrings(spec.options)
+		w.defaults = o
+		w.shootForm.Set(core.Options{}, o, false)
+	}
+	w.addPaths(spec.paths, func(ids []int, err error) {
+		if err != nil {
+			autoloadSay("error %v", err)
+			return
+		}
+		autoloadSay("scenes %d", len(ids))
+		w.busy.Add(1)
+		go func() {
+			defer w.busy.Done()
+			sleepCtx(w, spec.hold)
+			w.do(func() {
+				w.Process()
+				autoloadSay("submitted")
+			})
+			w.awaitSettled(ids, spec.hold)
+		}()
+	})
+}
+
+// awaitSettled waits for the scenes to settle, reports, then opens the first
+// finished one in the comparison.
+func (w *Window) awaitSettled(ids []int, hold time.Duration) {
+	for {
+		if w.ctx.Err() != nil {
+			return
+		}
+		done, completed, first := true, 0, 0
+		for _, id := range ids {
+			s, ok := w.shoot.Get(id)
+			if !ok {
+				continue
+			}
+			if !s.Terminal() || (s.Summary.Status == "completed" && s.Saved == "" && s.Problem == "") {
+				done = false
+				break
+			}
+			if s.Summary.Status == "completed" {
+				completed++
+				if first == 0 {
+					first = id
+				}
+			}
+		}
+		if done {
+			autoloadSay("done %d %d", completed, len(ids)-completed)
+			if first == 0 {
+				return
+			}
+			sleepCtx(w, hold)
+			w.do(func() {
+				w.detail.onReady = func(name string) { autoloadSay("compare %s", name) }
+				w.selectScene(first)
+			})
+			return
+		}
+		sleepCtx(w, 200*time.Millisecond)
+	}
+}
+
+func sleepCtx(w *Window, d time.Duration) {
+	select {
+	case <-w.ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"io"
+
+	"github.com/porchlight/porchlight/app/hotfolder"
+	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/events"
+)
+
+// Engine is what the window needs of the order engine; *engine.Engine implements it.
+type Engine interface {
+	Submit(owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
+	SubmitBatch(owner string, b engine.BatchRequest, idempotencyKey string) (core.BatchAggregate, error)
+	Order(owner, id string) (core.OrderSummary, error)
+	OrderRecord(owner, id string) (core.Order, error)
+	Cancel(owner, id string) (core.OrderSummary, error)
+	Batch(owner, id string) (core.BatchAggregate, error)
+	CancelBatch(owner, id string) (core.BatchAggregate, error)
+	Events() *events.Bus
+}
+
+// Assets is what the window needs of the asset store; *assets.Service implements it.
+type Assets interface {
+	Add(owner, filename, contentType string, body io.Reader) (core.Asset, error)
+	Get(owner, id string) (core.Asset, error)
+	Open(id string) (assets.File, core.Asset, error)
+	Thumbnail(owner, id string) (assets.File, error)
+}
+
+// Keys is what the window needs of the key service; *keys.Service implements it.
+type Keys interface {
+	List() ([]core.Key, error)
+	Create(name string, scope core.Scope) (core.Key, string, error)
+	Rotate(id string) (core.Key, string, error)
+	Revoke(id string) error
+}
+
+// HotFolders is what the window needs of the hot-folder service;
+// *hotfolder.Service implements it.
+type HotFolders interface {
+	Status() []hotfolder.FolderStatus
+	Pause(name string) error
+	Resume(name string) error
+}
+
+// Deps are the services the window shows and drives.
+type Deps struct {
+	Engine Engine
+	Assets Assets
+	Keys   Keys
+	// Hot is nil when no hot folder is configured (the tab then shows the
+	// configuration only).
+	Hot HotFolders
+	// Available says whether a feature of the catalog can run now (a model backend is
+	// configured for it); nil treats every feature as available.
+	Available func(featureKey string) bool
+	// Config holds the settings and writes them to the config file.
+	Config *Config
+	// DataDir and APIAddr ("" when the API is off) are shown in the settings.
+	DataDir string
+	APIAddr string
+}
+
+var (
+	_ Engine     = (*engine.Engine)(nil)
+	_ Assets     = (*assets.Service)(nil)
+	_ HotFolders = (*hotfolder.Service)(nil)
+)

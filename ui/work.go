@@ -1,0 +1,697 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/events"
+	"github.com/porchlight/porchlight/engine/grouping"
+)
+
+// This file is the window's background work: reading dropped photos into scenes,
+// importing them into the asset store, submitting batches, following the engine's
+// events and delivering finished photos. None of it runs on the UI goroutine; it
+// changes the Shoot and asks for a redraw.
+
+// run is one submission: the scenes that went out together.
+type run struct {
+	id       int
+	name     string
+	scenes   []int
+	batchIDs []string
+	notified bool
+}
+
+// addPaths groups dropped files and folders into scenes, adds them to the shoot and
+// starts importing their photos. done (may be nil) gets the new scene ids.
+func (w *Window) addPaths(paths []string, done func(ids []int, err error)) {
+	if len(paths) == 0 {
+		return
+	}
+	w.busy.Add(1)
+	w.setActivity(fmt.Sprintf("Reading %s…", describePaths(paths)))
+	go func() {
+		defer w.busy.Done()
+		res, err := grouping.Group(paths, grouping.Options{})
+		if err == nil && len(res.Scenes) == 0 {
+			err = fmt.Errorf("%w in %s", grouping.ErrNoPhotos, describePaths(paths))
+		}
+		var ids []int
+		if err == nil {
+			ids = w.shoot.Add(res.Scenes)
+			for _, id := range ids {
+				if s, ok := w.shoot.Get(id); ok {
+					for _, f := range s.Files {
+						w.enqueueImport(f)
+					}
+				}
+			}
+		}
+		w.do(func() {
+			w.setActivity("")
+			switch {
+			case err != nil:
+				w.showError(fmt.Errorf("nothing to add: %w", err))
+			case len(ids) == 0:
+				w.setStatus("Those photos are already in the shoot.")
+			default:
+				msg := fmt.Sprintf("Added %d %s from %d photos.", len(ids), plural(len(ids), "scene", "scenes"), countFiles(res.Scenes))
+				if n := len(res.Skipped); n > 0 {
+					msg += fmt.Sprintf(" %d %s skipped: %s", n, plural(n, "file", "files"), skippedSummary(res.Skipped))
+				}
+				w.setStatus(msg)
+			}
+			w.refresh()
+			if done != nil {
+				done(ids, err)
+			}
+		})
+	}()
+}
+
+func describePaths(paths []string) string {
+	if len(paths) == 1 {
+		return filepath.Base(paths[0])
+	}
+	return fmt.Sprintf("%d items", len(paths))
+}
+
+func countFiles(sc []grouping.Scene) int {
+	n := 0
+	for _, s := range sc {
+		n += len(s.Files)
+	}
+	return n
+}
+
+func skippedSummary(sk []grouping.Skipped) string {
+	parts := make([]string, 0, 2)
+	for i, s := range sk {
+		if i == 2 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, filepath.Base(s.Path)+" ("+s.Reason+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// enqueueImport schedules a photo's import once.
+func (w *Window) enqueueImport(path string) {
+	w.importMu.Lock()
+	defer w.importMu.Unlock()
+	if w.importSeen[path] {
+		return
+	}
+	w.importSeen[path] = true
+	w.importQueue = append(w.importQueue, path)
+	select {
+	case w.importWake <- struct{}{}:
+	default:
+	}
+}
+
+// importer uploads queued photos into the asset store, one per worker, and follows
+// their ingest until each is ready or failed.
+func (w *Window) importer(ctx context.Context) {
+	next := func() (string, bool) {
+		for {
+			w.importMu.Lock()
+			if len(w.importQueue) > 0 {
+				p := w.importQueue[0]
+				w.importQueue = w.importQueue[1:]
+				w.importMu.Unlock()
+				return p, true
+			}
+			w.importMu.Unlock()
+			select {
+			case <-ctx.Done():
+				return "", false
+			case <-w.importWake:
+			}
+		}
+	}
+	for {
+		path, ok := next()
+		if !ok {
+			return
+		}
+		w.shoot.SetFile(path, FileState{Status: core.AssetPending})
+		a, err := w.upload(path)
+		if err != nil {
+			w.shoot.SetFile(path, FileState{Status: core.AssetFailed, Reason: err.Error()})
+		} else {
+			w.shoot.SetFile(path, FileState{AssetID: a.ID, Status: a.Status, Reason: a.Reason})
+		}
+		w.markDirty()
+	}
+}
+
+func (w *Window) upload(path string) (core.Asset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return core.Asset{}, err
+	}
+	defer f.Close()
+	// The store recognises the format from the bytes.
+	return w.deps.Assets.Add(w.owner, filepath.Base(path), "application/octet-stream", f)
+}
+
+// ingestWatcher polls the ingest of imported photos until each settles.
+func (w *Window) ingestWatcher(ctx context.Context) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed := false
+		for _, s := range w.shoot.Scenes() {
+			if s.Phase == PhaseSubmitted || s.Phase == PhaseRefused {
+				continue
+			}
+			for _, f := range s.Files {
+				st := w.shoot.File(f)
+				if st.AssetID == "" || st.Status == core.AssetReady || st.Status == core.AssetFailed {
+					continue
+				}
+				a, err := w.deps.Assets.Get(w.owner, st.AssetID)
+				if err != nil {
+					w.shoot.SetFile(f, FileState{AssetID: st.AssetID, Status: core.AssetFailed, Reason: err.Error()})
+					changed = true
+					continue
+				}
+				if a.Status != st.Status {
+					w.shoot.SetFile(f, FileState{AssetID: a.ID, Status: a.Status, Reason: a.Reason})
+					changed = true
+				}
+			}
+		}
+		if changed {
+			w.markDirty()
+		}
+	}
+}
+
+// importProgress says how many of a scene's photos are imported and ready.
+func (w *Window) importProgress(s Scene) (ready, failed int, reasons []string) {
+	for _, f := range s.Files {
+		st := w.shoot.File(f)
+		switch st.Status {
+		case core.AssetReady:
+			ready++
+		case core.AssetFailed:
+			failed++
+			reasons = append(reasons, filepath.Base(f)+": "+st.Reason)
+		}
+	}
+	return ready, failed, reasons
+}
+
+// submitDrafts checks the draft scenes with the catalog's validator and submits
+// them. Nothing is submitted when one scene is invalid: that scene says why.
+func (w *Window) submitDrafts() error {
+	drafts := w.shoot.Drafts()
+	if len(drafts) == 0 {
+		return errors.New("there is nothing to process: add photos first")
+	}
+	defaults := cloneOptions(w.defaults)
+	single := len(drafts) == 1
+	for _, s := range drafts {
+		if err := checkOptions(catalog.Merge(defaults, s.Overrides), single); err != nil {
+			p := describe(err)
+			w.shoot.Reopen(s.ID, p.Message)
+			w.refresh()
+			return fmt.Errorf("%s: %s", s.Name, p.Message)
+		}
+	}
+	w.rememberOptions()
+	w.runsMu.Lock()
+	w.nextRun++
+	r := &run{id: w.nextRun, name: batchName(drafts, time.Now())}
+	for _, s := range drafts {
+		r.scenes = append(r.scenes, s.ID)
+	}
+	w.runs[r.id] = r
+	w.runsMu.Unlock()
+	w.shoot.Prepare(r.scenes, r.id)
+	w.refresh()
+	w.busy.Add(1)
+	go func() {
+		defer w.busy.Done()
+		err := w.submitRun(w.ctx, r, defaults, single)
+		w.do(func() {
+			if err != nil {
+				w.showError(err)
+			}
+			w.refresh()
+		})
+	}()
+	return nil
+}
+
+// batchName names a batch after the folders of its scenes and the time.
+func batchName(scenes []Scene, now time.Time) string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, s := range scenes {
+		if len(s.Files) == 0 {
+			continue
+		}
+		d := filepath.Base(filepath.Dir(s.Files[0]))
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	name := strings.Join(dirs, ", ")
+	if len(dirs) > 2 {
+		name = fmt.Sprintf("%s, %s and %d more", dirs[0], dirs[1], len(dirs)-2)
+	}
+	if name == "" {
+		name = "Shoot"
+	}
+	return name + " · " + now.Format("2006-01-02 15:04")
+}
+
+// submitRun waits for the run's photos to be imported, then submits one order (a
+// single scene, which may carry style text) or batches of at most engine.MaxScenes.
+func (w *Window) submitRun(ctx context.Context, r *run, defaults core.Options, single bool) error {
+	// Wait for every photo of the run to be ready or failed.
+	for {
+		waiting := false
+		for _, id := range r.scenes {
+			s, ok := w.shoot.Get(id)
+			if !ok || s.Phase != PhasePreparing {
+				continue
+			}
+			ready, failed, _ := w.importProgress(s)
+			if ready+failed < len(s.Files) {
+				waiting = true
+			}
+		}
+		if !waiting {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	var ready []Scene
+	for _, id := range r.scenes {
+		s, ok := w.shoot.Get(id)
+		if !ok || s.Phase != PhasePreparing {
+			continue // removed or cancelled meanwhile
+		}
+		if _, failed, reasons := w.importProgress(s); failed > 0 {
+			w.shoot.Refuse(id, "could not import: "+strings.Join(reasons, "; "))
+			continue
+		}
+		ready = append(ready, s)
+	}
+	w.markDirty()
+	if len(ready) == 0 {
+		return nil
+	}
+	inputs := func(s Scene) []string {
+		ids := make([]string, len(s.Files))
+		for i, f := range s.Files {
+			ids[i] = w.shoot.File(f).AssetID
+		}
+		return ids
+	}
+	if single && len(ready) == 1 {
+		s := ready[0]
+		sum, err := w.deps.Engine.Submit(w.owner, inputs(s), catalog.Merge(defaults, s.Overrides), "")
+		if err != nil {
+			w.shoot.Reopen(s.ID, describe(err).Message)
+			return fmt.Errorf("%s was not submitted: %s", s.Name, describe(err).Message)
+		}
+		w.recordSubmitted(s.ID, sum)
+		return nil
+	}
+	for start := 0; start < len(ready); start += engine.MaxScenes {
+		chunk := ready[start:min(start+engine.MaxScenes, len(ready))]
+		req := engine.BatchRequest{Name: r.name, Defaults: defaults}
+		if len(ready) > engine.MaxScenes {
+			req.Name = fmt.Sprintf("%s (%d of %d)", r.name, start/engine.MaxScenes+1, (len(ready)+engine.MaxScenes-1)/engine.MaxScenes)
+		}
+		for _, s := range chunk {
+			req.Scenes = append(req.Scenes, engine.Scene{Inputs: inputs(s), Options: cloneOptions(s.Overrides)})
+		}
+		agg, err := w.deps.Engine.SubmitBatch(w.owner, req, "")
+		if err != nil {
+			// The batch was refused as a whole: everything not yet sent goes back to
+			// draft, and the scene the error names says why.
+			bad := sceneOfField(err)
+			for i, s := range ready[start:] {
+				msg := ""
+				if i == bad {
+					msg = describe(err).Message
+				}
+				w.shoot.Reopen(s.ID, msg)
+			}
+			return fmt.Errorf("the batch was refused: %s", describe(err).Message)
+		}
+		w.runsMu.Lock()
+		r.batchIDs = append(r.batchIDs, agg.BatchID)
+		w.runsMu.Unlock()
+		for i, sum := range agg.Orders {
+			idx := i
+			if sum.SceneIndex != nil {
+				idx = *sum.SceneIndex
+			}
+			if idx >= 0 && idx < len(chunk) {
+				w.recordSubmitted(chunk[idx].ID, sum)
+			}
+		}
+	}
+	return nil
+}
+
+// sceneOfField reads the scene index out of an error field "scenes[4].quality",
+// -1 when there is none.
+func sceneOfField(err error) int {
+	var ce *core.Error
+	if !errors.As(err, &ce) {
+		return -1
+	}
+	var i int
+	if _, scanErr := fmt.Sscanf(ce.Field, "scenes[%d]", &i); scanErr != nil {
+		return -1
+	}
+	return i
+}
+
+// recordSubmitted stores a scene's order and cancels it at once when the user asked
+// to cancel while it was being submitted.
+func (w *Window) recordSubmitted(id int, sum core.OrderSummary) {
+	w.shoot.Submitted(id, sum)
+	w.cancelMu.Lock()
+	wanted := w.cancelWanted[id]
+	delete(w.cancelWanted, id)
+	w.cancelMu.Unlock()
+	if wanted {
+		if s, err := w.deps.Engine.Cancel(w.owner, sum.OrderUUID); err == nil {
+			w.shoot.Update(s)
+		}
+	}
+	w.markDirty()
+}
+
+// tracker follows the engine's events for the window's key and applies them to the
+// shoot. Events are collected and applied together every tick, so a burst of
+// progress from many scenes costs one redraw.
+func (w *Window) tracker(ctx context.Context) {
+	var mu sync.Mutex
+	latest := map[string]core.OrderSummary{}
+	subscribe := func() *events.Subscription {
+		sub, _ := w.deps.Engine.Events().Subscribe(events.Filter{Owner: w.owner, Types: []string{core.EventOrder}}, 0)
+		return sub
+	}
+	sub := subscribe()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				sub.Close()
+				return
+			case ev, ok := <-sub.C():
+				if !ok {
+					if errors.Is(sub.Err(), events.ErrSlowSubscriber) {
+						// Fell behind: subscribe again and read every active order.
+						sub = subscribe()
+						w.resync()
+						continue
+					}
+					return
+				}
+				if s, ok := ev.Data.(core.OrderSummary); ok {
+					mu.Lock()
+					latest[s.OrderUUID] = s
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	stash := map[string]time.Time{} // events of orders the shoot does not know yet
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		mu.Lock()
+		batch := latest
+		latest = map[string]core.OrderSummary{}
+		mu.Unlock()
+		for id, s := range batch {
+			if !w.apply(s) {
+				// Events can beat SubmitBatch's answer; keep them a little while.
+				if first, ok := stash[id]; !ok || time.Since(first) < 30*time.Second {
+					if !ok {
+						stash[id] = time.Now()
+					}
+					mu.Lock()
+					if _, newer := latest[id]; !newer {
+						latest[id] = s
+					}
+					mu.Unlock()
+				}
+				continue
+			}
+			delete(stash, id)
+		}
+		w.flushRedraw()
+	}
+}
+
+// apply lays one summary over its scene; false when no scene has that order.
+func (w *Window) apply(sum core.OrderSummary) bool {
+	s, found, settled := w.shoot.Update(sum)
+	if !found {
+		return false
+	}
+	if settled {
+		w.settled(s)
+	}
+	return true
+}
+
+// resync reads every unsettled order again (after the event feed was lost).
+func (w *Window) resync() {
+	for _, s := range w.shoot.Scenes() {
+		if s.Phase != PhaseSubmitted || s.Summary.Status.Terminal() {
+			continue
+		}
+		if sum, err := w.deps.Engine.Order(w.owner, s.OrderID); err == nil {
+			w.apply(sum)
+		}
+	}
+	w.markDirty()
+}
+
+// settled runs once when a scene reaches a final state: a completed scene's photo
+// is written to the output folder; a finished run sends a notification.
+func (w *Window) settled(s Scene) {
+	if s.Summary.Status == core.OrderCompleted && s.Summary.OutputAssetID != "" {
+		w.busy.Add(1)
+		go func() {
+			defer w.busy.Done()
+			w.deliver(s)
+		}()
+	}
+	w.checkRunDone(s.RunID)
+}
+
+// deliver writes a completed scene's photo into the output folder.
+func (w *Window) deliver(s Scene) {
+	dir := w.cfg.String(KeyOutputDir, defaultOutputDir())
+	tmpl := w.cfg.String(KeyNaming, DefaultNaming)
+	if checkTemplate(tmpl) != nil {
+		tmpl = DefaultNaming
+	}
+	f, a, err := w.deps.Assets.Open(s.Summary.OutputAssetID)
+	if err != nil {
+		w.shoot.SetSaved(s.ID, "", "finished, but the result could not be read: "+err.Error())
+		w.markDirty()
+		return
+	}
+	defer f.Close()
+	index := 1
+	if s.Summary.SceneIndex != nil {
+		index = *s.Summary.SceneIndex + 1
+	}
+	name := outputName(tmpl, nameFields{
+		Scene: s.Name, Name: stem(s.Files[0]), Batch: w.runName(s.RunID), Index: index, Date: time.Now(),
+	}, extOf(a.Format))
+	path, err := writeNew(dir, name, f)
+	if err != nil {
+		w.shoot.SetSaved(s.ID, "", "finished, but not saved: "+err.Error())
+	} else {
+		w.shoot.SetSaved(s.ID, path, "")
+	}
+	w.markDirty()
+}
+
+func (w *Window) runName(id int) string {
+	w.runsMu.Lock()
+	defer w.runsMu.Unlock()
+	if r, ok := w.runs[id]; ok {
+		return strings.SplitN(r.name, " · ", 2)[0]
+	}
+	return "shoot"
+}
+
+// checkRunDone sends the notification when every scene of a run has settled.
+func (w *Window) checkRunDone(runID int) {
+	w.runsMu.Lock()
+	r, ok := w.runs[runID]
+	if !ok || r.notified {
+		w.runsMu.Unlock()
+		return
+	}
+	var completed, failed int
+	for _, id := range r.scenes {
+		s, ok := w.shoot.Get(id)
+		if !ok {
+			continue
+		}
+		if !s.Terminal() {
+			w.runsMu.Unlock()
+			return
+		}
+		if s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted {
+			completed++
+		} else {
+			failed++
+		}
+	}
+	r.notified = true
+	name := r.name
+	w.runsMu.Unlock()
+	msg := fmt.Sprintf("%s: %d %s finished", name, completed, plural(completed, "photo", "photos"))
+	if failed > 0 {
+		msg += fmt.Sprintf(", %d did not", failed)
+	}
+	w.do(func() { w.notify("Batch done", msg) })
+}
+
+// cancelScene cancels one scene: its order when submitted, else its submission.
+func (w *Window) cancelScene(id int) {
+	s, ok := w.shoot.Get(id)
+	if !ok || !s.Active() {
+		return
+	}
+	if s.Phase == PhasePreparing {
+		w.cancelMu.Lock()
+		w.cancelWanted[id] = true
+		w.cancelMu.Unlock()
+		w.shoot.Refuse(id, "cancelled before it was submitted")
+		w.checkRunDone(s.RunID)
+		w.refresh()
+		return
+	}
+	w.busy.Add(1)
+	go func() {
+		defer w.busy.Done()
+		sum, err := w.deps.Engine.Cancel(w.owner, s.OrderID)
+		if err != nil {
+			w.do(func() {
+				if core.KindOf(err) == core.KindConflict {
+					w.setStatus(s.Name + " had already finished.")
+					return
+				}
+				w.showError(fmt.Errorf("cancel %s: %w", s.Name, err))
+			})
+			return
+		}
+		w.apply(sum)
+		w.markDirty()
+	}()
+}
+
+// cancelAll cancels every scene under way: each batch at once, then single orders
+// and submissions still being prepared.
+func (w *Window) cancelAll() {
+	var batches []string
+	var singles []string
+	seen := map[string]bool{}
+	for _, s := range w.shoot.Scenes() {
+		if !s.Active() {
+			continue
+		}
+		switch {
+		case s.Phase == PhasePreparing:
+			w.cancelMu.Lock()
+			w.cancelWanted[s.ID] = true
+			w.cancelMu.Unlock()
+			w.shoot.Refuse(s.ID, "cancelled before it was submitted")
+		case s.BatchID != "":
+			if !seen[s.BatchID] {
+				seen[s.BatchID] = true
+				batches = append(batches, s.BatchID)
+			}
+		default:
+			singles = append(singles, s.OrderID)
+		}
+	}
+	sort.Strings(batches)
+	w.busy.Add(1)
+	go func() {
+		defer w.busy.Done()
+		var errs []error
+		for _, b := range batches {
+			agg, err := w.deps.Engine.CancelBatch(w.owner, b)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, o := range agg.Orders {
+				w.apply(o)
+			}
+		}
+		for _, id := range singles {
+			sum, err := w.deps.Engine.Cancel(w.owner, id)
+			if err != nil && core.KindOf(err) != core.KindConflict {
+				errs = append(errs, err)
+				continue
+			}
+			if err == nil {
+				w.apply(sum)
+			}
+		}
+		for _, s := range w.shoot.Scenes() {
+			if s.Phase == PhaseRefused {
+				w.checkRunDone(s.RunID)
+			}
+		}
+		w.markDirty()
+		if err := errors.Join(errs...); err != nil {
+			w.do(func() { w.showError(fmt.Errorf("cancel: %w", err)) })
+		}
+	}()
+}
