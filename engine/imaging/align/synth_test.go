@@ -9,6 +9,9 @@ import (
 )
 
 func TestEstimateKnownShift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size photo")
+	}
 	ref := loadPhoto(t, "brackets", "library_phone", "20240401_185036.JPG")
 	for _, d := range [][2]float64{{0.25, 0}, {0.5, 0.5}, {-9.7, 5.15}, {3.3, -1.7}} {
 		moved := align.Warp(ref, align.Transform{M: align.Translation(d[0], d[1])})
@@ -30,6 +33,9 @@ func TestEstimateKnownShift(t *testing.T) {
 }
 
 func TestEstimateKnownHomography(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size photo")
+	}
 	ref := loadPhoto(t, "brackets", "library_phone", "20240401_185036.JPG")
 	th := 0.3 * math.Pi / 180
 	s := 1.002
