@@ -174,15 +174,24 @@ func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 		if p.base != nil {
 			sl = p.base.newSlab()
 		}
+		// RGB output rows are rendered in place; RGBA goes through a buffer to add
+		// alpha back.
+		buf := make([]float32, 3*W)
+		target := func(y int) []float32 {
+			if dst.C == 3 {
+				return dst.Row(y)
+			}
+			return buf
+		}
 		if us == nil {
-			buf := make([]float32, 3*W)
 			for y := y0; y < y1; y++ {
-				p.toneRow(src, y, buf, sl)
-				writeRow(dst, src, y, buf)
+				row := target(y)
+				p.toneRow(src, y, row, sl)
+				writeRow(dst, src, y, row)
 			}
 			return
 		}
-		us.band(y0, y1, func(y int, buf []float32) { p.toneRow(src, y, buf, sl) }, func(y int, buf []float32) { writeRow(dst, src, y, buf) })
+		us.band(y0, y1, func(y int, row []float32) { p.toneRow(src, y, row, sl) }, target, func(y int, row []float32) { writeRow(dst, src, y, row) })
 	})
 }
 
@@ -193,17 +202,19 @@ func (p *plan) toneRow(src *imaging.Image, y int, buf []float32, sl slab) {
 	W, c := src.W(), src.C
 	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
 	in := src.Row(y)
-	// Gains (white balance and exposure).
-	for x := 0; x < W; x++ {
-		px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
-		q[0], q[1], q[2] = px[0]*g0, px[1]*g1, px[2]*g2
-	}
+	// Gains (white balance and exposure), then the local exposure.
 	if p.base != nil {
 		p.base.rows(y, sl)
 		for x := 0; x < W; x++ {
-			q := buf[3*x : 3*x+3 : 3*x+3]
-			m := p.base.at(x, lumR*q[0]+lumG*q[1]+lumB*q[2], sl)
-			q[0], q[1], q[2] = q[0]*m, q[1]*m, q[2]*m
+			px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
+			r, g, b := px[0]*g0, px[1]*g1, px[2]*g2
+			m := p.base.at(x, lumR*r+lumG*g+lumB*b, sl)
+			q[0], q[1], q[2] = r*m, g*m, b*m
+		}
+	} else {
+		for x := 0; x < W; x++ {
+			px, q := in[x*c:x*c+3:x*c+3], buf[3*x:3*x+3:3*x+3]
+			q[0], q[1], q[2] = px[0]*g0, px[1]*g1, px[2]*g2
 		}
 	}
 	if p.tone != nil {
@@ -215,19 +226,24 @@ func (p *plan) toneRow(src *imaging.Image, y int, buf []float32, sl slab) {
 	if p.hasColor {
 		for x := 0; x < W; x++ {
 			q := buf[3*x : 3*x+3 : 3*x+3]
-			q[0], q[1], q[2] = p.color.apply(q[0], q[1], q[2])
+			r, g, b := p.color.apply(q[0], q[1], q[2])
+			q[0], q[1], q[2] = clamp01f(r), clamp01f(g), clamp01f(b)
 		}
-	}
-	for i, v := range buf {
-		buf[i] = clamp01f(v)
+	} else {
+		for i, v := range buf {
+			buf[i] = clamp01f(v)
+		}
 	}
 }
 
-// writeRow stores a rendered row into dst, copying alpha from src.
+// writeRow stores a rendered row into dst, copying alpha from src; RGB rows that
+// were rendered in place need nothing.
 func writeRow(dst, src *imaging.Image, y int, buf []float32) {
 	out, c := dst.Row(y), dst.C
 	if c == 3 {
-		copy(out, buf)
+		if &out[0] != &buf[0] {
+			copy(out, buf)
+		}
 		return
 	}
 	in := src.Row(y)

@@ -13,7 +13,7 @@ const (
 	// The radius scales with the long side: sharpening a 20 MP frame with a web-size
 	// radius only crisps noise.
 	sharpenMinSigma  = 0.6
-	sharpenSigmaPerP = 1.0 / 3000
+	sharpenSigmaPerP = 1.0 / 4500
 )
 
 // sqrtLUT is the square root by table: the mask takes it twice per pixel.
@@ -50,11 +50,12 @@ func newUnsharp(w, h int) *unsharp {
 }
 
 // band sharpens rows [y0, y1) as they are rendered: render(y, buf) fills a row of
-// RGB, emit(y, buf) takes it sharpened. Rows stream through rings: a row is emitted
+// RGB, target(y) says where the sharpened row goes and emit(y, row) is called once
+// it is there. Rows stream through rings: a row is emitted
 // once the r rows below it are rendered, so nothing of the image is held but 2r+1
 // rows. The band also renders up to r rows on each side of itself (not emitted) for
 // the vertical blur; that is the only work done twice.
-func (u *unsharp) band(y0, y1 int, render, emit func(y int, buf []float32)) {
+func (u *unsharp) band(y0, y1 int, render func(y int, buf []float32), target func(y int) []float32, emit func(y int, row []float32)) {
 	W, H, r := u.w, u.h, u.r
 	n := 2*r + 1
 	rgb := make([][]float32, n) // rendered rows, by y mod n
@@ -64,7 +65,6 @@ func (u *unsharp) band(y0, y1 int, render, emit func(y int, buf []float32)) {
 		rgb[i], s[i], hb[i] = make([]float32, 3*W), make([]float32, W), make([]float32, W)
 	}
 	vb := make([]float32, W)
-	out := make([]float32, 3*W)
 	first, last := max(y0-r, 0), min(y1+r, H)-1
 	for y := first; y <= last+r; y++ {
 		if y <= last {
@@ -95,6 +95,7 @@ func (u *unsharp) band(y0, y1 int, render, emit func(y int, buf []float32)) {
 				vb[x] += w * (up[x] + dn[x])
 			}
 		}
+		out := target(yf)
 		u.mask(rgb[yf%n], s[yf%n], vb, out)
 		emit(yf, out)
 	}
