@@ -7,5 +7,6 @@ func builtinFeatureSteps() []Step {
 	steps := mergeSteps()
 	steps = append(steps, perspectiveSteps()...)
 	steps = append(steps, toneSteps()...)
-	return append(steps, skySteps()...)
+	steps = append(steps, skySteps()...)
+	return append(steps, privacySteps()...)
 }
