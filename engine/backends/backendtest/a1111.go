@@ -273,14 +273,17 @@ func (f *A1111) interrupt(w http.ResponseWriter, r *http.Request) {
 
 // stretch resizes m to w×h by nearest neighbour.
 func stretch(m image.Image, w, h int) image.Image {
-	b := m.Bounds()
-	if b.Dx() == w && b.Dy() == h {
-		return m
+	in := toNRGBA(m)
+	sw, sh := in.Rect.Dx(), in.Rect.Dy()
+	if sw == w && sh == h {
+		return in
 	}
 	out := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
+		sy := y * sh / h
 		for x := 0; x < w; x++ {
-			out.Set(x, y, m.At(b.Min.X+x*b.Dx()/w, b.Min.Y+y*b.Dy()/h))
+			sx := x * sw / w
+			copy(out.Pix[y*out.Stride+4*x:y*out.Stride+4*x+4], in.Pix[sy*in.Stride+4*sx:])
 		}
 	}
 	return out
