@@ -73,6 +73,9 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 				src := m.Row(y)
 				nc := m.C
 				for _, r := range runs {
+					if dRow[r.j] < skipShare && dRow[r.j+1] < skipShare {
+						continue // this bracket adds nothing visible here
+					}
 					d0, dd := dRow[r.j], dRow[r.j+1]-dRow[r.j]
 					l0, l1, l2 := lRows[0][r.j], lRows[1][r.j], lRows[2][r.j]
 					m0, m1, m2 := lRows[0][r.j+1]-l0, lRows[1][r.j+1]-l1, lRows[2][r.j+1]-l2
@@ -103,6 +106,10 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 	})
 	return out
 }
+
+// skipShare is the detail share below which a bracket's detail is not added: at most
+// a thousandth of its amplitude, well under a code value.
+const skipShare = 1e-3
 
 // lerpPos maps full-size coordinate x to the reduced grid of n samples (sample j
 // covers [j·s, (j+1)·s)): the left sample index and the interpolation fraction. The

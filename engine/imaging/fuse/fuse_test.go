@@ -85,8 +85,8 @@ func TestFuseOutputRangeAndSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range seq {
-		ri, _ := quality.MEFSSIM(seq, m, quality.MEFOptions{})
+	for _, i := range []int{1, 2} { // the two middle brackets, the best single ones
+		ri, _ := quality.MEFSSIM(seq, seq[i], quality.MEFOptions{})
 		if ri.Score >= r.Score {
 			t.Errorf("bracket %d alone scores %.4f, fusion %.4f", i, ri.Score, r.Score)
 		}

@@ -39,8 +39,11 @@ func mertensWeights(im rgb, opt *Options) *plane {
 				dr, dg, db := r[x]-m, g[x]-m, b[x]-m
 				sat := float32(math.Sqrt(float64(dr*dr + dg*dg + db*db)))
 				er, eg, eb := r[x]-mu, g[x]-mu, b[x]-mu
-				expo := float32(math.Exp(float64(-(er*er + eg*eg + eb*eb) * inv2s2)))
-				v := pow(lap, wc) * pow(sat, ws) * pow(expo, we)
+				// exp(-q)^we folded into one exponential.
+				v := pow(lap, wc) * pow(sat, ws)
+				if we != 0 {
+					v *= float32(math.Exp(float64(-(er*er + eg*eg + eb*eb) * inv2s2 * we)))
+				}
 				if knee < 1 {
 					top := max(r[x], g[x], b[x])
 					v *= 1e-3 + (1-1e-3)*(1-smoothstep(knee, 1, top))
