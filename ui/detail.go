@@ -155,8 +155,8 @@ func (d *detailView) update() {
 	if !ok {
 		return
 	}
-	d.title.SetText(s.Name)
-	d.status.SetText(d.w.sceneStatus(s))
+	setText(d.title, s.Name)
+	setText(d.status, d.w.sceneStatus(s))
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
 	setEnabled(d.export, done)
 	setEnabled(d.reveal, s.Saved != "")
@@ -170,15 +170,16 @@ func (d *detailView) update() {
 	} else {
 		d.mode.Disable()
 	}
-	d.info.SetText(d.infoText(s))
+	setText(d.info, d.infoText(s))
 	d.updateStrip(s)
 	d.load(s)
 }
 
 func setEnabled(b *widget.Button, on bool) {
-	if on {
+	switch {
+	case on && b.Disabled():
 		b.Enable()
-	} else {
+	case !on && !b.Disabled():
 		b.Disable()
 	}
 }

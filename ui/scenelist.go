@@ -148,8 +148,8 @@ func (r *sceneRow) CreateRenderer() fyne.WidgetRenderer {
 
 func (r *sceneRow) bind(s Scene) {
 	r.id = s.ID
-	r.name.SetText(s.Name)
-	r.status.SetText(r.w.sceneStatus(s))
+	setText(r.name, s.Name)
+	setText(r.status, r.w.sceneStatus(s))
 	r.dot.FillColor = statusColor(s)
 	r.dot.Refresh()
 	img, _ := r.w.sceneThumb(s)
@@ -231,7 +231,7 @@ func (c *sceneCard) Tapped(*fyne.PointEvent) { c.w.selectScene(c.id) }
 
 func (c *sceneCard) bind(s Scene) {
 	c.id = s.ID
-	c.name.SetText(s.Name)
+	setText(c.name, s.Name)
 	c.dot.FillColor = statusColor(s)
 	c.dot.Refresh()
 	img, _ := c.w.sceneThumb(s)

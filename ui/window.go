@@ -99,6 +99,16 @@ type Window struct {
 	listActions []*widget.Button
 	settings    fyne.Window
 	lastNotice  *fyne.Notification // the last system notification sent
+
+	sceneFormKey string // what the scene form shows, to skip rebinding it
+}
+
+// setText changes a label only when its text differs: measuring text is the
+// costly part of a redraw.
+func setText(l *widget.Label, s string) {
+	if l.Text != s {
+		l.SetText(s)
+	}
 }
 
 // Run opens the main window and blocks until it is closed or ctx ends.
@@ -245,23 +255,20 @@ func (w *Window) refresh() {
 		w.detail.update()
 	}
 	c := w.shoot.Counts()
+	label := "Process"
 	if c.Draft > 0 {
-		w.processBtn.Enable()
-		w.processBtn.SetText(fmt.Sprintf("Process %d %s", c.Draft, plural(c.Draft, "scene", "scenes")))
-	} else {
-		w.processBtn.Disable()
-		w.processBtn.SetText("Process")
+		label = fmt.Sprintf("Process %d %s", c.Draft, plural(c.Draft, "scene", "scenes"))
 	}
-	if c.Active > 0 {
-		w.cancelBtn.Enable()
-	} else {
-		w.cancelBtn.Disable()
+	setEnabled(w.processBtn, c.Draft > 0)
+	if w.processBtn.Text != label {
+		w.processBtn.SetText(label)
 	}
-	w.countsText.SetText(countsLine(c))
+	setEnabled(w.cancelBtn, c.Active > 0)
+	setText(w.countsText, countsLine(c))
 	submitted := c.Total - c.Draft
 	if submitted > 0 {
 		w.overallBar.SetValue(c.Progress)
-		w.overallPct.SetText(fmt.Sprintf("%.0f%%", c.Progress*100))
+		setText(w.overallPct, fmt.Sprintf("%.0f%%", c.Progress*100))
 		w.overallBar.Show()
 		w.overallPct.Show()
 	} else {
@@ -435,9 +442,15 @@ func (w *Window) buildRight() fyne.CanvasObject {
 	return w.sideTabs
 }
 
-// updateSceneForm binds the scene tab to the selected scene.
+// updateSceneForm binds the scene tab to the selected scene, when the scene, its
+// state, its overrides or the shoot's options changed.
 func (w *Window) updateSceneForm() {
 	s, ok := w.shoot.Get(w.selected)
+	key := fmt.Sprintf("%d/%d/%v/%v/%d", s.ID, s.Phase, optionsToMap(s.Overrides), optionsToMap(w.defaults), len(w.shoot.Drafts()))
+	if key == w.sceneFormKey {
+		return
+	}
+	w.sceneFormKey = key
 	if !ok {
 		w.sceneHeader.SetText("Select a scene to change its settings; everything else follows the shoot.")
 		w.sceneForm.Set(w.defaults, core.Options{}, w.shoot.Len() == 1)

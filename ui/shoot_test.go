@@ -1,0 +1,154 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/grouping"
+)
+
+func names(sh *Shoot) string {
+	var out []string
+	for _, s := range sh.Scenes() {
+		out = append(out, s.Name+":"+strings.Join(baseNames(s.Files), ","))
+	}
+	return strings.Join(out, " ")
+}
+
+func baseNames(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = stem(f)
+	}
+	return out
+}
+
+func TestShootNamesScenes(t *testing.T) {
+	sh := NewShoot()
+	sh.Add([]grouping.Scene{
+		{Files: []string{"/s/kitchen/a.jpg", "/s/kitchen/b.jpg", "/s/kitchen/c.jpg"}},
+		{Files: []string{"/s/loose/x.jpg"}},
+		{Files: []string{"/s/loose/y.jpg", "/s/loose/z.jpg"}},
+	})
+	if got := names(sh); got != "kitchen:a,b,c x:x y:y,z" {
+		t.Fatalf("scenes %s", got)
+	}
+	// Another folder with the same name gets a distinct scene name; files already
+	// there are not added twice.
+	ids := sh.Add([]grouping.Scene{{Files: []string{"/t/kitchen/a.jpg"}}, {Files: []string{"/s/loose/x.jpg"}}})
+	if len(ids) != 1 || !strings.HasSuffix(names(sh), "kitchen (2):a") {
+		t.Fatalf("second drop: %v %s", ids, names(sh))
+	}
+}
+
+func TestShootSplitMergeReorder(t *testing.T) {
+	sh := NewShoot()
+	ids := sh.Add([]grouping.Scene{
+		{Files: []string{"/d/r1/1.jpg", "/d/r1/2.jpg", "/d/r1/3.jpg", "/d/r1/4.jpg"}},
+		{Files: []string{"/d/r2/5.jpg", "/d/r2/6.jpg"}},
+	})
+	yes := true
+	sh.SetOverrides(ids[0], core.Options{Sky: &yes})
+	nid, err := sh.Split(ids[0], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(sh); got != "r1:1,2 3:3,4 r2:5,6" {
+		t.Fatalf("after split: %s", got)
+	}
+	if n, _ := sh.Get(nid); n.Overrides.Sky == nil || !*n.Overrides.Sky {
+		t.Fatal("the split-off scene lost the scene's overrides")
+	}
+	for _, at := range []int{0, 2, -1} {
+		if _, err := sh.Split(ids[0], at); err == nil {
+			t.Errorf("split at %d accepted", at)
+		}
+	}
+	if err := sh.MergeNext(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(sh); got != "r1:1,2,3,4 r2:5,6" {
+		t.Fatalf("after merge: %s", got)
+	}
+	// 4 + 2 brackets is more than a scene takes.
+	if err := sh.MergeNext(ids[0]); err == nil || !strings.Contains(err.Error(), "at most 5") {
+		t.Fatalf("merging into 6 brackets: %v", err)
+	}
+	if err := sh.MergeNext(ids[1]); err == nil {
+		t.Fatal("merged the last scene with nothing")
+	}
+	if err := sh.Move(ids[1], -1); err != nil || names(sh) != "r2:5,6 r1:1,2,3,4" {
+		t.Fatalf("move up: %v %s", err, names(sh))
+	}
+	sh.Move(ids[1], 10) // clamps
+	if names(sh) != "r1:1,2,3,4 r2:5,6" {
+		t.Fatalf("move down: %s", names(sh))
+	}
+	if err := sh.MoveFile(ids[0], 3, 0); err != nil || names(sh) != "r1:4,1,2,3 r2:5,6" {
+		t.Fatalf("move bracket: %v %s", err, names(sh))
+	}
+	// A submitted scene can no longer change.
+	sh.Prepare([]int{ids[0]}, 1)
+	sh.Submitted(ids[0], core.OrderSummary{OrderUUID: "o1", Status: core.OrderPending})
+	if _, err := sh.Split(ids[0], 1); err == nil {
+		t.Fatal("split a submitted scene")
+	}
+	if err := sh.SetOverrides(ids[0], core.Options{}); err == nil {
+		t.Fatal("changed a submitted scene's options")
+	}
+	if d := sh.Drafts(); len(d) != 1 || d[0].ID != ids[1] {
+		t.Fatalf("drafts %v", d)
+	}
+}
+
+func TestShootUpdatesKeepOrder(t *testing.T) {
+	sh := NewShoot()
+	id := sh.Add([]grouping.Scene{{Files: []string{"/a/x.jpg"}}})[0]
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	sh.Prepare([]int{id}, 1)
+	sh.Submitted(id, core.OrderSummary{OrderUUID: "o", Status: core.OrderPending, UpdatedAt: t0})
+	if _, found, _ := sh.Update(core.OrderSummary{OrderUUID: "other"}); found {
+		t.Fatal("an unknown order found a scene")
+	}
+	sh.Update(core.OrderSummary{OrderUUID: "o", Status: core.OrderRunning, ProgressPercent: 40, UpdatedAt: t0.Add(2 * time.Second)})
+	// A poll answered before the event arrives late: it must not step back.
+	sh.Update(core.OrderSummary{OrderUUID: "o", Status: core.OrderPending, UpdatedAt: t0.Add(time.Second)})
+	if s, _ := sh.Get(id); s.Summary.Status != core.OrderRunning || s.Summary.ProgressPercent != 40 {
+		t.Fatalf("stale summary won: %+v", s.Summary)
+	}
+	_, _, settled := sh.Update(core.OrderSummary{OrderUUID: "o", Status: core.OrderCompleted, ProgressPercent: 100, UpdatedAt: t0.Add(3 * time.Second)})
+	if !settled {
+		t.Fatal("completion did not report settling")
+	}
+	if _, _, again := sh.Update(core.OrderSummary{OrderUUID: "o", Status: core.OrderCancelled, UpdatedAt: t0.Add(4 * time.Second)}); again {
+		t.Fatal("a settled order settled twice")
+	}
+	if s, _ := sh.Get(id); s.Summary.Status != core.OrderCompleted {
+		t.Fatalf("settled state changed to %s", s.Summary.Status)
+	}
+	c := sh.Counts()
+	if c.Completed != 1 || c.Total != 1 || c.Progress != 1 {
+		t.Fatalf("counts %+v", c)
+	}
+	if n := sh.ClearSettled(); n != 1 || sh.Len() != 0 {
+		t.Fatalf("cleared %d, %d left", n, sh.Len())
+	}
+}
+
+func TestCountsAndETA(t *testing.T) {
+	sh := NewShoot()
+	ids := sh.Add([]grouping.Scene{{Files: []string{"/a/1.jpg"}}, {Files: []string{"/b/2.jpg"}}, {Files: []string{"/c/3.jpg"}}})
+	sh.Prepare(ids[:2], 1)
+	eta := 40
+	sh.Submitted(ids[0], core.OrderSummary{OrderUUID: "a", Status: core.OrderRunning, ProgressPercent: 50, ETASeconds: &eta})
+	sh.Refuse(ids[1], "could not import")
+	c := sh.Counts()
+	if c.Draft != 1 || c.Active != 1 || c.Failed != 1 || c.ETASeconds != 40 {
+		t.Fatalf("counts %+v", c)
+	}
+	if got := countsLine(c); got != "3 scenes · 1 to process · 1 working · 1 failed · about 40 s left" {
+		t.Fatalf("status line %q", got)
+	}
+}
