@@ -190,15 +190,15 @@ func TestCancelSettledOrdersConflicts(t *testing.T) {
 	e.serve()
 
 	done, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
-	failed, _ := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "") // sky not in this build
+	failed, _ := e.eng.Submit(e.owner, []string{in}, core.Options{GenEdit: ptr("outdoor_staging")}, "") // no model backend configured
 	d := e.wait(e.owner, done.OrderUUID)
 	f := e.wait(e.owner, failed.OrderUUID)
 	if d.Status != core.OrderCompleted {
 		t.Fatalf("order ended %s: %s", d.Status, d.Error)
 	}
 	if f.Status != core.OrderFailed || f.ErrorCode != pipeline.CodeFeatureUnavailable ||
-		f.Error != "sky replacement is not available in this build" {
-		t.Fatalf("sky order: %+v", f)
+		f.Error != "outdoor staging is not available: no model backend is configured for it" {
+		t.Fatalf("staging order without a backend: %+v", f)
 	}
 	if f.OutputAssetID != "" {
 		t.Fatalf("a failed order has an output: %+v", f)

@@ -7,14 +7,15 @@ import (
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/align"
+	"github.com/porchlight/porchlight/engine/imaging/fuse"
 )
 
 // mergeSteps are the auto HDR steps: alignment of the brackets to the reference
-// (the median exposure). The fusion step joins them once the fuse package is part
-// of the build; until then orders with several inputs fail with feature_unavailable.
+// (the median exposure) and exposure fusion into one image.
 func mergeSteps() []Step {
 	return []Step{
 		{Name: StepAlign, Cost: 0.12, Memory: 5 * bytesPerPixel, Run: alignStep},
+		{Name: StepMerge, Cost: 0.15, Memory: 4 * bytesPerPixel, Run: mergeStep},
 	}
 }
 
@@ -54,6 +55,27 @@ func alignStep(ctx context.Context, j *Job) error {
 		}
 		j.Progress(float64(i+1) / float64(len(ts)))
 	}
+	return nil
+}
+
+// mergeStep fuses the brackets into the working image and takes the reference
+// bracket's metadata for the output.
+func mergeStep(ctx context.Context, j *Job) error {
+	if len(j.Frames) < 2 {
+		if len(j.Frames) == 1 {
+			j.Image = j.Frames[0].Image
+		}
+		return nil
+	}
+	imgs := frameImages(j)
+	ref := reference(j, imgs)
+	out, err := fuse.Fuse(imgs, fuse.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	j.Image = out
+	j.Meta = j.Frames[ref].Meta
+	j.Frames = nil // the brackets' memory can go now
 	return nil
 }
 

@@ -63,6 +63,15 @@ type Pipeline struct {
 // implements in-process. Feature steps that need configuration (model backends) are
 // added with Register.
 func New(cfg Config) *Pipeline {
+	p := newBase(cfg)
+	for _, s := range builtinFeatureSteps() {
+		p.mustRegister(s)
+	}
+	return p
+}
+
+// newBase returns a pipeline with the base steps only.
+func newBase(cfg Config) *Pipeline {
 	if cfg.MaxEdge <= 0 {
 		cfg.MaxEdge = DefaultMaxEdge
 	}
@@ -78,9 +87,6 @@ func New(cfg Config) *Pipeline {
 	}
 	p := &Pipeline{cfg: cfg, timings: t, steps: map[string]Step{}}
 	for _, s := range baseSteps(cfg) {
-		p.mustRegister(s)
-	}
-	for _, s := range builtinFeatureSteps() {
 		p.mustRegister(s)
 	}
 	return p

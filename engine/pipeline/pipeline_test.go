@@ -174,7 +174,7 @@ func TestStepRecipesAgreeWithCatalog(t *testing.T) {
 }
 
 func TestUnavailableFeatureNamesIt(t *testing.T) {
-	p := New(Config{Logger: quiet()})
+	p := newBase(Config{Logger: quiet()}) // no feature steps registered
 	cases := []struct {
 		opts   core.Options
 		inputs int
@@ -182,6 +182,8 @@ func TestUnavailableFeatureNamesIt(t *testing.T) {
 	}{
 		{core.Options{Sky: ptr(true)}, 1, "sky replacement is not available in this build"},
 		{core.Options{Privacy: ptr(true)}, 1, "privacy blur is not available in this build"},
+		{core.Options{}, 3, "auto HDR (bracket alignment) is not available in this build"},
+		{core.Options{Align: ptr(false)}, 2, "auto HDR (bracket merge) is not available in this build"},
 		{core.Options{GenEdit: ptr("indoor_staging")}, 1, "indoor staging is not available: no model backend is configured for it"},
 		{core.Options{GenEdit: ptr("declutter_local")}, 1, "declutter is not available: no model backend is configured for it"},
 	}
@@ -191,7 +193,8 @@ func TestUnavailableFeatureNamesIt(t *testing.T) {
 			t.Errorf("%+v: %v (code %s), want %q", c.opts, err, CodeOf(err), c.msg)
 		}
 		// Run fails the same way before touching any input.
-		_, err = p.Run(context.Background(), Request{OrderID: "o", Inputs: []string{"in0"}, Options: resolved(t, c.opts), Assets: &fileAssets{}}, nil)
+		ins := []string{"in0", "in1", "in2"}[:c.inputs]
+		_, err = p.Run(context.Background(), Request{OrderID: "o", Inputs: ins, Options: resolved(t, c.opts), Assets: &fileAssets{}}, nil)
 		if err == nil || err.Error() != c.msg {
 			t.Errorf("Run: %v", err)
 		}
