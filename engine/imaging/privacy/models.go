@@ -16,17 +16,23 @@ const ModelsEnv = "PORCHLIGHT_MODELS_DIR"
 // systemModels is where Debian's opencv-data package installs the cascades.
 const systemModels = "/usr/share/opencv4"
 
+// PackageModels is where Porchlight's own .deb installs the cascades it needs, so an
+// installed Porchlight does not depend on opencv-data.
+const PackageModels = "/usr/share/porchlight/models"
+
 // ModelDirs returns the folders searched for models, in order: $PORCHLIGHT_MODELS_DIR,
-// /usr/share/opencv4, then models/ beside the executable and the executable's folder.
+// /usr/share/porchlight/models, /usr/share/opencv4, ../share/porchlight/models from the
+// executable's folder (an install under /usr/local or a prefix), then models/ beside
+// the executable and the executable's folder.
 func ModelDirs() []string {
 	var dirs []string
 	if d := os.Getenv(ModelsEnv); d != "" {
 		dirs = append(dirs, d)
 	}
-	dirs = append(dirs, systemModels)
+	dirs = append(dirs, PackageModels, systemModels)
 	if exe, err := os.Executable(); err == nil {
 		dir := filepath.Dir(exe)
-		dirs = append(dirs, filepath.Join(dir, "models"), dir)
+		dirs = append(dirs, filepath.Join(dir, "..", "share", "porchlight", "models"), filepath.Join(dir, "models"), dir)
 	}
 	return dirs
 }
