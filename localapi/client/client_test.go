@@ -109,7 +109,9 @@ func TestPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(ps, func(p client.Preset) bool { return p.Key == "scandi_minimal" && p.Settings["staging_style"] == "scandinavian" }) {
+	if !slices.ContainsFunc(ps, func(p client.Preset) bool {
+		return p.Key == "scandi_minimal" && p.Settings["staging_style"] == "scandinavian"
+	}) {
 		t.Errorf("presets %+v", ps)
 	}
 	_, err = c.Presets(ctx, "no_such_feature")
@@ -647,4 +649,3 @@ func TestNewRefusesBadBase(t *testing.T) {
 		}
 	}
 }
-
