@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/porchlight/porchlight/core"
@@ -247,4 +250,67 @@ func checkOptions(o core.Options, single bool) error {
 	}
 	_, err := catalog.Resolve(o, !single)
 	return err
+}
+
+// resolvedLines describes what an order runs with, option by option, leaving out
+// what does not apply (the sky style without the sky, alignment of a single photo).
+func resolvedLines(r core.Resolved, inputs int) []string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil
+	}
+	eff := optionsFromConfig(m)
+	var out []string
+	for _, p := range catalog.Params() {
+		v, ok := m[p.Name]
+		if !ok || v == nil || v == "" || !applies(p.Name, eff, r.StyleClause != "") {
+			continue
+		}
+		if p.Name == "align" && inputs < 2 {
+			continue
+		}
+		out = append(out, optionLabel(p.Name)+": "+formatValue(p.Name, v))
+	}
+	return out
+}
+
+// formatValue writes one resolved value for people.
+func formatValue(name string, v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "on"
+		}
+		return "off"
+	case float64:
+		if p, ok := catalog.LookupParam(name); ok && p.Type == catalog.TypeInteger {
+			return strconv.Itoa(int(x))
+		}
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	case string:
+		switch name {
+		case "tonecraft_profile":
+			if p, ok := catalog.LookupPreset(catalog.PresetsTonecraft, x); ok {
+				return p.Name
+			}
+		case "staging_preset":
+			if p, ok := catalog.LookupPreset(catalog.PresetsIndoorStaging, x); ok {
+				return p.Name
+			}
+		case "style_clause", "mask":
+			return x
+		}
+		return valueLabel(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = fmt.Sprint(e)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprint(v)
 }

@@ -172,3 +172,24 @@ func TestDescribeNamesTheOption(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 }
+
+func TestResolvedLinesDescribeWhatRan(t *testing.T) {
+	r, err := catalog.Resolve(core.Options{Tonecraft: bp(true), TonecraftProfile: sp("bright_airy"), Sky: bp(true), SkyStyle: sp("low_cloud")}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(resolvedLines(r, 1), "\n")
+	for _, want := range []string{"Tone look: on", "Look: Bright", "Sky style: Low cloud", "Quality: 92", "Replace the sky: on"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	for _, absent := range []string{"Align", "Detection threshold", "Strength", "Furniture"} {
+		if strings.Contains(got, absent) {
+			t.Errorf("%q does not apply but is listed:\n%s", absent, got)
+		}
+	}
+	if !strings.Contains(strings.Join(resolvedLines(r, 3), "\n"), "Align brackets before merging: on") {
+		t.Error("alignment of brackets not listed")
+	}
+}

@@ -54,13 +54,14 @@ func (s Scene) Active() bool {
 	return s.Phase == PhasePreparing || (s.Phase == PhaseSubmitted && !s.Summary.Status.Terminal())
 }
 
-// Reference is the bracket shown as "before": the middle of the capture order, which
-// is the median exposure of a bracket sequence.
+// Reference is the bracket shown as "before": the middle of the capture order, the
+// median exposure of a bracket sequence (of two middles, the later one: sequences
+// usually run from dark to bright, and the brighter is nearer a normal exposure).
 func (s Scene) Reference() string {
 	if len(s.Files) == 0 {
 		return ""
 	}
-	return s.Files[(len(s.Files)-1)/2]
+	return s.Files[len(s.Files)/2]
 }
 
 // Shoot is the list of scenes the window holds, safe for use from the UI and from

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,8 @@ type Window struct {
 	settings    fyne.Window
 	lastNotice  *fyne.Notification // the last system notification sent
 
-	sceneFormKey string // what the scene form shows, to skip rebinding it
+	sceneFormKey string        // what the scene form shows, to skip rebinding it
+	ranWith      *widget.Label // a submitted scene's resolved settings
 }
 
 // setText changes a label only when its text differs: measuring text is the
@@ -434,7 +436,10 @@ func (w *Window) buildRight() fyne.CanvasObject {
 	shootHelp := widget.NewLabel("Applies to every scene you process next.")
 	shootHelp.Importance = widget.LowImportance
 	shootTab := container.NewVScroll(container.NewPadded(container.NewVBox(shootHelp, w.shootForm.Object())))
-	sceneTab := container.NewVScroll(container.NewPadded(container.NewVBox(w.sceneHeader, w.sceneReset, w.sceneForm.Object())))
+	w.ranWith = widget.NewLabel("")
+	w.ranWith.Wrapping = fyne.TextWrapWord
+	w.ranWith.Hide()
+	sceneTab := container.NewVScroll(container.NewPadded(container.NewVBox(w.sceneHeader, w.sceneReset, w.ranWith, w.sceneForm.Object())))
 	w.sideTabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Shoot", theme.GridIcon(), shootTab),
 		container.NewTabItemWithIcon("Scene", theme.FileImageIcon(), sceneTab),
@@ -463,12 +468,28 @@ func (w *Window) updateSceneForm() {
 	if s.Phase == PhaseDraft {
 		w.sceneHeader.SetText(s.Name + ": changes here apply to this scene only (marked •).")
 		w.sceneForm.SetDisabled(false)
+		w.sceneForm.Object().Show()
+		w.sceneReset.Show()
 		w.sceneReset.Enable()
-	} else {
-		w.sceneHeader.SetText(s.Name + " was submitted with these settings.")
-		w.sceneForm.SetDisabled(true)
-		w.sceneReset.Disable()
+		w.ranWith.Hide()
+		return
 	}
+	// Submitted: what the engine runs, after defaults and presets, read back.
+	w.sceneForm.Object().Hide()
+	w.sceneReset.Hide()
+	w.sceneHeader.SetText(s.Name + " runs with these settings:")
+	text := "Not submitted."
+	if s.OrderID != "" {
+		if rec, err := w.deps.Engine.OrderRecord(w.owner, s.OrderID); err == nil {
+			text = strings.Join(resolvedLines(rec.Resolved, len(rec.Inputs)), "\n")
+		} else {
+			text = err.Error()
+		}
+	} else if s.Problem != "" {
+		text = s.Problem
+	}
+	w.ranWith.SetText(text)
+	w.ranWith.Show()
 }
 
 func (w *Window) updateListActions() {
