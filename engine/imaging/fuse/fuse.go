@@ -8,13 +8,14 @@
 //     it lowers MEF-SSIM (the metric prefers the blown bracket's silhouettes); the
 //     well-exposedness weight already takes window detail from the darker brackets;
 //   - deghosting: where a bracket disagrees with the reference after exposure
-//     normalization (people, leaves, curtains), its weight drops;
+//     normalization (people, leaves, curtains), its weight drops and, for the coarse
+//     pyramid levels, its content there becomes the reference's mapped to its exposure;
 //   - detail-aware blending: at the finest pyramid levels each bracket's share also
 //     follows the energy of its own detail, so texture keeps the contrast of the
 //     bracket that shows it best instead of being averaged flat;
 //   - speed: large brackets are fused at a power-of-two reduction (at most
 //     Options.MaxWorkPixels) and the detail finer than that is added back at full size
-//     in one streaming pass, so 3×21 MP fuse in well under a second on two cores.
+//     in one streaming pass (3×21 MP: about 2 CPU-seconds, 0.4 GB of working memory).
 //
 // Input and output are linear light; weights and blending work on sRGB-encoded
 // values, as Mertens et al. do on display-referred images. The brackets are sorted by
