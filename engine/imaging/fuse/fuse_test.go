@@ -67,6 +67,9 @@ func TestFuseOrderDoesNotMatter(t *testing.T) {
 }
 
 func TestFuseOutputRangeAndSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several MEF-SSIM evaluations")
+	}
 	seq := loadHouse(t)
 	out, err := fuse.Fuse(seq, fuse.DefaultOptions())
 	if err != nil {
@@ -94,6 +97,9 @@ func TestFuseOutputRangeAndSize(t *testing.T) {
 }
 
 func TestFuseReducedPathMatchesFullPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several MEF-SSIM evaluations")
+	}
 	// The reduced-resolution path with detail restoration must look like fusing at
 	// full size.
 	seq := loadHouse(t)

@@ -24,6 +24,9 @@ type goldenScores struct {
 }
 
 func TestGoldenScores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several MEF-SSIM evaluations")
+	}
 	var seq []*imaging.Image
 	for _, n := range []string{"A.jpg", "B.jpg", "C.jpg", "D.jpg"} {
 		seq = append(seq, loadPhoto(t, "brackets", "house_interior_kim", n))

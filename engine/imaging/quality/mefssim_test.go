@@ -160,6 +160,9 @@ func TestMEFSSIMMatchesReferenceTranscription(t *testing.T) {
 }
 
 func TestMEFSSIMOrdersFusions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several MEF-SSIM evaluations")
+	}
 	var seq []*imaging.Image
 	for _, n := range []string{"A.jpg", "B.jpg", "C.jpg", "D.jpg"} {
 		seq = append(seq, loadPhoto(t, "brackets", "house_interior_kim", n))
