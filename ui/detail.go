@@ -238,7 +238,10 @@ func (d *detailView) updateStrip(s Scene) {
 	for i, f := range s.Files {
 		d.strip.Add(newBracketTile(d.w, s.ID, i, f, s.Phase == PhaseDraft && i > 0))
 	}
-	d.strip.Refresh()
+	// The strip's height may have changed (split buttons come and go).
+	if r, ok := d.root.(*fyne.Container); ok {
+		r.Refresh()
+	}
 }
 
 // load fills the compare view: thumbnails at once, then the photos decoded at

@@ -67,7 +67,10 @@ func (w *Window) sceneStatus(s Scene) string {
 	sum := s.Summary
 	switch sum.Status {
 	case core.OrderPending:
-		return "Queued · " + stageText(sum.ProgressStage)
+		if st := sum.ProgressStage; st != "" && st != "queued" {
+			return "Queued · " + stageText(st)
+		}
+		return "Queued"
 	case core.OrderRunning:
 		t := fmt.Sprintf("%s · %.0f%%", stageText(sum.ProgressStage), sum.ProgressPercent)
 		if sum.ETASeconds != nil {

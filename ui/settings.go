@@ -170,7 +170,7 @@ func (sv *settingsView) general() fyne.CanvasObject {
 		sv.save("Settings")
 	})
 	saveBtn.Importance = widget.HighImportance
-	return container.NewBorder(nil, container.NewBorder(nil, nil, note("Scenes at once and the longest edge apply at the next start."), saveBtn),
+	return container.NewBorder(nil, container.NewBorder(nil, nil, nil, saveBtn, note("Scenes at once and the longest edge apply at the next start.")),
 		nil, nil, container.NewVScroll(form))
 }
 
@@ -225,7 +225,7 @@ func (sv *settingsView) api() fyne.CanvasObject {
 	})
 	top := container.NewVBox(note(running), sv.apiOn,
 		widget.NewForm(widget.NewFormItem("Address", sv.listen)),
-		container.NewBorder(nil, nil, note("Applies at the next start."), saveBtn),
+		container.NewBorder(nil, nil, nil, saveBtn, note("Applies at the next start.")),
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("API keys", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 

@@ -507,6 +507,7 @@ func (sh *Shoot) SetSaved(id int, path, problem string) {
 // Counts summarises the shoot for the status bar.
 type Counts struct {
 	Total, Draft, Active, Completed, Failed int
+	Queued                                  int     // active scenes not yet running (part of Active)
 	ETASeconds                              int     // the longest ETA of running scenes
 	Progress                                float64 // 0..1 over submitted scenes
 }
@@ -527,6 +528,7 @@ func (sh *Shoot) Counts() Counts {
 			c.Failed++
 		case s.Phase == PhasePreparing:
 			c.Active++
+			c.Queued++
 			n++
 		default:
 			n++
@@ -539,6 +541,9 @@ func (sh *Shoot) Counts() Counts {
 				sum += 1
 			default:
 				c.Active++
+				if s.Summary.Status == core.OrderPending {
+					c.Queued++
+				}
 				sum += s.Summary.ProgressPercent / 100
 				if s.Summary.ETASeconds != nil && *s.Summary.ETASeconds > c.ETASeconds {
 					c.ETASeconds = *s.Summary.ETASeconds

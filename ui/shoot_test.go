@@ -148,7 +148,7 @@ func TestCountsAndETA(t *testing.T) {
 	if c.Draft != 1 || c.Active != 1 || c.Failed != 1 || c.ETASeconds != 40 {
 		t.Fatalf("counts %+v", c)
 	}
-	if got := countsLine(c); got != "3 scenes · 1 to process · 1 working · 1 failed · about 40 s left" {
+	if got := countsLine(c); got != "3 scenes · 1 to process · 1 working · 1 failed · about 40 s left" || c.Queued != 0 {
 		t.Fatalf("status line %q", got)
 	}
 }

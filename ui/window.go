@@ -103,6 +103,7 @@ type Window struct {
 
 	sceneFormKey string        // what the scene form shows, to skip rebinding it
 	ranWith      *widget.Label // a submitted scene's resolved settings
+	appBar       *fyne.Container
 }
 
 // setText changes a label only when its text differs: measuring text is the
@@ -264,6 +265,7 @@ func (w *Window) refresh() {
 	setEnabled(w.processBtn, c.Draft > 0)
 	if w.processBtn.Text != label {
 		w.processBtn.SetText(label)
+		w.appBar.Refresh() // the button's width changed
 	}
 	setEnabled(w.cancelBtn, c.Active > 0)
 	setText(w.countsText, countsLine(c))
@@ -289,8 +291,11 @@ func countsLine(c Counts) string {
 	if c.Draft > 0 {
 		s += fmt.Sprintf(" · %d to process", c.Draft)
 	}
-	if c.Active > 0 {
-		s += fmt.Sprintf(" · %d working", c.Active)
+	if running := c.Active - c.Queued; running > 0 {
+		s += fmt.Sprintf(" · %d working", running)
+	}
+	if c.Queued > 0 {
+		s += fmt.Sprintf(" · %d queued", c.Queued)
 	}
 	if c.Completed > 0 {
 		s += fmt.Sprintf(" · %d done", c.Completed)
@@ -298,7 +303,9 @@ func countsLine(c Counts) string {
 	if c.Failed > 0 {
 		s += fmt.Sprintf(" · %d failed", c.Failed)
 	}
-	if c.Active > 0 && c.ETASeconds > 0 {
+	// Only running scenes have an estimate; with scenes still queued the longest
+	// of them would promise too much.
+	if c.Active > 0 && c.Queued == 0 && c.ETASeconds > 0 {
 		s += " · " + etaText(c.ETASeconds)
 	}
 	return s
@@ -383,7 +390,8 @@ func (w *Window) buildAppBar() fyne.CanvasObject {
 	themeBtn := widget.NewButtonWithIcon("", theme.ColorPaletteIcon(), w.toggleTheme)
 	left := container.NewHBox(icon, title, widget.NewSeparator(), addFiles, addFolder)
 	right := container.NewHBox(w.cancelBtn, w.processBtn, widget.NewSeparator(), themeBtn, settings)
-	return container.NewVBox(container.NewBorder(nil, nil, left, right), widget.NewSeparator())
+	w.appBar = container.NewBorder(nil, nil, left, right)
+	return container.NewVBox(w.appBar, widget.NewSeparator())
 }
 
 func (w *Window) buildLeft() fyne.CanvasObject {

@@ -151,6 +151,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 	}
 	shoot("main")
 	await("submitted", 30*time.Second)
+	shoot("processing") // timing decides how far it got; it is checked for being drawn only
 	done := await("done", 3*time.Minute)
 	var completed, failed int
 	fmt.Sscanf(done, "done %d %d", &completed, &failed)
