@@ -18,6 +18,7 @@ import (
 // written to stderr as lines starting with "porchlight-ui:" so a script can follow:
 //
 //	porchlight-ui: scenes N          the paths were grouped into N scenes
+//	porchlight-ui: ready             their previews are showing
 //	porchlight-ui: submitted         the scenes went to the engine
 //	porchlight-ui: done C F          every scene settled: C completed, F did not
 //	porchlight-ui: compare NAME      the before/after view of scene NAME is showing
@@ -106,6 +107,8 @@ func (w *Window) startAutoload() {
 		w.busy.Add(1)
 		go func() {
 			defer w.busy.Done()
+			w.awaitPreviews(ids, 30*time.Second)
+			autoloadSay("ready")
 			sleepCtx(w, spec.hold)
 			w.do(func() {
 				w.Process()
@@ -114,6 +117,28 @@ func (w *Window) startAutoload() {
 			w.awaitSettled(ids, spec.hold)
 		}()
 	})
+}
+
+// awaitPreviews asks for every scene's preview and waits until they are all loaded
+// (or failed), at most timeout.
+func (w *Window) awaitPreviews(ids []int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && w.ctx.Err() == nil {
+		missing := 0
+		for _, id := range ids {
+			if s, ok := w.shoot.Get(id); ok {
+				if img, failed := w.sceneThumb(s); img == nil && !failed {
+					missing++
+				}
+			}
+		}
+		if missing == 0 {
+			w.markDirty()
+			sleepCtx(w, 300*time.Millisecond) // one more redraw with the last of them
+			return
+		}
+		sleepCtx(w, 100*time.Millisecond)
+	}
 }
 
 // awaitSettled waits for the scenes to settle, reports, then opens the first

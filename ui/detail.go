@@ -454,8 +454,8 @@ func (d *detailView) runExport(s Scene, opt core.ExportOptions, path string) {
 	go func() {
 		defer w.busy.Done()
 		err := exportTo(w.deps.Assets, s.Summary.OutputAssetID, opt, path)
-		w.setActivity("")
 		w.do(func() {
+			w.setActivity("")
 			if err != nil {
 				w.showError(fmt.Errorf("export: %w", err))
 				return

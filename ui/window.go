@@ -674,19 +674,19 @@ func (w *Window) Select(id int) { w.selectScene(id) }
 
 func (w *Window) setStatus(msg string) { w.statusText.SetText(msg) }
 
+// setActivity shows what is being done in the status bar ("" clears it); UI
+// goroutine only.
 func (w *Window) setActivity(msg string) {
-	w.do(func() {
-		if msg == "" {
-			w.activity.Stop()
-			w.activity.Hide()
-			w.activityMsg.Hide()
-			return
-		}
-		w.activityMsg.SetText(msg)
-		w.activityMsg.Show()
-		w.activity.Show()
-		w.activity.Start()
-	})
+	if msg == "" {
+		w.activity.Stop()
+		w.activity.Hide()
+		w.activityMsg.Hide()
+		return
+	}
+	w.activityMsg.SetText(msg)
+	w.activityMsg.Show()
+	w.activity.Show()
+	w.activity.Start()
 }
 
 func (w *Window) showError(err error) {

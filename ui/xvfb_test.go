@@ -149,6 +149,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 	if scenes != fmt.Sprintf("scenes %d", len(paths)) { // a scene per bracket folder and per photo
 		t.Errorf("autoload reported %q", scenes)
 	}
+	await("ready", time.Minute)
 	shoot("main")
 	await("submitted", 30*time.Second)
 	shoot("processing") // timing decides how far it got; it is checked for being drawn only
