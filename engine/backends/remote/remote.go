@@ -9,9 +9,6 @@ package remote
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -138,15 +135,9 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 		created = append(created, m.AssetID)
 		opts.Mask = &m.AssetID
 	}
-	// The same photo, mask and options make the same key, so a retried job answers
-	// the order the first attempt created.
-	optJSON, _ := json.Marshal(Options(req.Feature, req.Options))
-	h := sha256.New()
-	h.Write(photo)
-	h.Write(maskPNG)
-	h.Write(optJSON)
-	key := "porchlight-remote-" + hex.EncodeToString(h.Sum(nil)[:20])
-	order, err := b.client.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{in.AssetID}, Options: opts}, key)
+	// The client gives the submission a fresh Idempotency-Key and sends it again with
+	// the same key after a 5xx or a lost connection, so a retry never runs it twice.
+	order, err := b.client.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{in.AssetID}, Options: opts}, "")
 	if err != nil {
 		return nil, b.fail(ctx, "submit the order", err)
 	}
