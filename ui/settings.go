@@ -20,6 +20,7 @@ import (
 
 	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/backends"
 	"github.com/porchlight/porchlight/engine/catalog"
 )
 
@@ -364,8 +365,8 @@ func (sv *settingsView) showSecret(title, secret string) {
 	d.Show()
 }
 
-// Backend protocols the configuration can name.
-var backendTypes = []string{"builtin", "iopaint", "comfyui", "automatic1111", "openai", "remote"}
+// Backend protocols the configuration can name (engine/backends and its adapters).
+var backendTypes = []string{"iopaint", "comfyui", "a1111", "openai", "remote"}
 
 // featuresWithBackends are the catalog features a backend can run.
 func featuresWithBackends() []string {
@@ -423,16 +424,19 @@ func (sv *settingsView) backendsTab() fyne.CanvasObject {
 	typ.SetSelected("iopaint")
 	url := widget.NewEntry()
 	url.SetPlaceHolder("http://127.0.0.1:8080")
+	key := widget.NewPasswordEntry()
+	key.SetPlaceHolder("API key, if it needs one")
 	add := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), func() {
-		if err := sv.addBackend(name.Text, typ.Selected, url.Text); err != nil {
+		if err := sv.addBackend(name.Text, typ.Selected, url.Text, key.Text); err != nil {
 			dialog.ShowError(err, sv.win)
 			return
 		}
 		name.SetText("")
 		url.SetText("")
+		key.SetText("")
 	})
 	addRow := container.NewBorder(nil, nil, nil, add,
-		container.NewGridWithColumns(3, name, typ, url))
+		container.NewGridWithColumns(4, name, typ, url, key))
 
 	sv.featureSel = map[string]*widget.Select{}
 	features := readFeatures(sv.w.cfg.Get(KeyFeatures))
@@ -482,18 +486,18 @@ func (sv *settingsView) refreshBackends() {
 	sv.backendList.Refresh()
 }
 
-func (sv *settingsView) addBackend(name, typ, url string) error {
-	name = strings.TrimSpace(name)
-	url = strings.TrimSpace(url)
-	switch {
-	case name == "" || name == "None":
+func (sv *settingsView) addBackend(name, typ, url, apiKey string) error {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == "none" {
 		return errors.New("give the backend a name")
-	case typ != "builtin" && !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://"):
-		return errors.New("the URL starts with http:// or https://")
 	}
-	entry := map[string]any{"type": typ}
-	if url != "" {
-		entry["url"] = url
+	entry := map[string]any{"type": typ, "url": strings.TrimSpace(url)}
+	if k := strings.TrimSpace(apiKey); k != "" {
+		entry["api_key"] = k
+	}
+	// The engine's own parser, so what is saved is what it will accept.
+	if _, err := backends.ParseSpec(name, entry); err != nil {
+		return err
 	}
 	sv.backends[name] = entry
 	sv.refreshBackends()
@@ -518,10 +522,6 @@ func (sv *settingsView) applyBackends() error {
 
 // testBackend makes a plain HTTP GET of the backend's URL with a timeout.
 func (sv *settingsView) testBackend(name, url string) {
-	if url == "" {
-		sv.testResult.SetText(name + " is built in; there is nothing to connect to.")
-		return
-	}
 	sv.testResult.SetText("Testing " + name + "…")
 	go func() {
 		msg := testConnection(url, 5*time.Second)

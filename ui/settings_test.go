@@ -57,10 +57,10 @@ func TestSettingsRoundTrip(t *testing.T) {
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	if err := sv.addBackend("gpu", "iopaint", srv.URL); err != nil {
+	if err := sv.addBackend("gpu", "iopaint", srv.URL, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := sv.addBackend("bad", "comfyui", "ftp://x"); err == nil {
+	if err := sv.addBackend("bad", "comfyui", "ftp://x", ""); err == nil {
 		t.Fatal("a backend without an http URL was accepted")
 	}
 	sv.featureSel["indoor_staging"].SetSelected("gpu")

@@ -105,10 +105,13 @@ func TestDropShowsScenesOfTheTestdataFolders(t *testing.T) {
 // the comparison of one scene.
 func TestProcessShootToCompletion(t *testing.T) {
 	h := newHarness(t, 2)
-	files := houses(t)[:5]
-	h.drop(files...)
-	if h.w.shoot.Len() != len(files) {
-		t.Fatalf("%d scenes from %d single photos", h.w.shoot.Len(), len(files))
+	brackets := testphotos.Path(t, "brackets", "house_interior_kim")
+	h.drop(append([]string{brackets}, houses(t)[:4]...)...)
+	if h.w.shoot.Len() != 5 {
+		t.Fatalf("%d scenes from a bracket folder and 4 single photos", h.w.shoot.Len())
+	}
+	if s, _ := h.w.shoot.At(0); s.Name != "house_interior_kim" || len(s.Files) != 4 {
+		t.Fatalf("bracket scene %s has %d files", s.Name, len(s.Files))
 	}
 	// The shoot gets the tone look; one scene overrides the look and the quality.
 	h.w.shootForm.SetValue("tonecraft", true)
@@ -139,6 +142,9 @@ func TestProcessShootToCompletion(t *testing.T) {
 		}
 		if !rec.Resolved.Tonecraft {
 			t.Errorf("%s ran without the shoot's tone look", s.Name)
+		}
+		if len(rec.Inputs) != len(s.Files) {
+			t.Errorf("%s: %d inputs for %d brackets", s.Name, len(rec.Inputs), len(s.Files))
 		}
 		wantProfile, wantQ := "signature", 92
 		if s.ID == special.ID {
