@@ -127,7 +127,7 @@ func RunContract(t *testing.T, c Contract) {
 	})
 
 	t.Run("repeatable", func(t *testing.T) {
-		if c.NoSeed || c.RecipeOnServer {
+		if c.NoSeed {
 			t.Skip("the protocol takes no seed")
 		}
 		c.Fake.Set(Script{})
