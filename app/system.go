@@ -8,6 +8,7 @@ import (
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/backends"
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/pipeline"
 	"github.com/porchlight/porchlight/engine/store"
@@ -27,6 +28,9 @@ type system struct {
 	sup    *Supervisor
 
 	hot *hotfolder.Service // the watched folders; nil when none is configured
+
+	pipe     *pipeline.Pipeline
+	backends *backends.Registry // the model backends of the generative features
 }
 
 // buildOptions say which front doors to start.
@@ -82,6 +86,10 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 		KeepGPS:   cfg.Metadata.KeepGPS,
 		Logger:    log,
 	})
+	if sys.backends, err = registerBackends(cfg, pipe, log); err != nil {
+		return nil, err
+	}
+	sys.pipe = pipe
 	sys.engine, err = engine.New(sys.db, sys.assets, engine.Config{
 		Workers:      cfg.Engine.Workers,
 		MemoryBudget: cfg.Engine.MemoryMB << 20,
@@ -108,7 +116,7 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 			RateLimits:   localapi.RateLimits{Disabled: !cfg.API.RateLimit},
 			CORSOrigins:  cfg.API.CORSOrigins,
 			PingInterval: cfg.Events.PingInterval,
-		}, localapi.Deps{Keys: sys.keys, Assets: sys.assets, Engine: sys.engine})
+		}, localapi.Deps{Keys: sys.keys, Assets: sys.assets, Engine: sys.engine, Available: sys.available})
 		if err != nil {
 			return nil, err
 		}
