@@ -18,7 +18,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
 ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
-.PHONY: setup build run serve test test-short bench bench-anchors fuzz vet fmt package clean
+.PHONY: setup build run serve test test-short bench bench-anchors fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -53,6 +53,7 @@ test: setup
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test $(TESTFLAGS) ./...
+	$(MAKE) test-package
 
 test-short: setup
 	$(GO) test -short ./...
@@ -75,6 +76,34 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Packages for Linux, in dist/: the `fyne package` tarball (binary, desktop entry,
+# icon, install Makefile) and a .deb (binary, desktop entry, hicolor icons, the
+# privacy detector's OpenCV cascades, a systemd user unit for `porchlight serve`).
+# fyne.io/tools is not reachable from the module proxy here, so the fyne tool comes
+# from cmd/fyne of the Fyne release the program is built with.
+DIST         ?= dist
+FYNE_VERSION ?= $(shell $(GO) list -m -f '{{.Version}}' fyne.io/fyne/v2)
+FYNE         := bin/tools/fyne-$(FYNE_VERSION)
+
+$(FYNE):
+	GOBIN=$(CURDIR)/bin/tools/gobin $(GO) install fyne.io/fyne/v2/cmd/fyne@$(FYNE_VERSION)
+	mv bin/tools/gobin/fyne $@
+
+package: tarball deb
+
+tarball: build $(FYNE)
+	packaging/build-tarball.sh $(FYNE) $(BIN) $(VERSION) $(DIST)
+
+deb: build
+	GO=$(GO) packaging/build-deb.sh $(BIN) $(VERSION) $(DIST)
+
+# Installs the .deb, runs the installed `porchlight serve` as its systemd unit would,
+# checks /healthz, stops it and removes the package. Needs root and dpkg; skips
+# otherwise. The package is compressed with gzip here to keep the round quick.
+test-package: build
+	@deb=$$(GO=$(GO) DEB_COMPRESSION=gzip packaging/build-deb.sh $(BIN) $(VERSION) $(DIST)/test) && \
+		PORCHLIGHT_DEB=$(CURDIR)/$$deb $(GO) test -count=1 -v -run TestDeb ./packaging/debtest/
 
 clean:
 	rm -rf bin dist .setup-stamp

@@ -70,7 +70,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	pf.String("data-dir", "", "where the database and photos live (PORCHLIGHT_DATA_DIR)")
 	pf.String("log-level", "", "debug, info, warn or error (PORCHLIGHT_LOG_LEVEL)")
 
-	root.AddCommand(newServeCommand(&g), newProcessCommand(&g), newExportCommand(&g), newVersionCommand(), newKeysCommand(&g))
+	root.AddCommand(newServeCommand(&g), newProcessCommand(&g), newExportCommand(&g), newVersionCommand(), newKeysCommand(&g), newDoctorCommand(&g))
 	return root
 }
 

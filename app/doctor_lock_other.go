@@ -1,0 +1,6 @@
+//go:build !linux
+
+package app
+
+// lockHolder cannot name the process holding a lock outside Linux.
+func lockHolder(path string) string { return "" }
