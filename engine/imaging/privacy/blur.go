@@ -8,8 +8,8 @@ import (
 )
 
 // The blur is built to destroy, not to soften: inside each region the pixels are first
-// averaged over coarse blocks (about eight across the region's short side), which keeps
-// no detail finer than a block; the blocks are then smoothed with a box blur a block
+// averaged over coarse blocks (six across the region's short side), which keeps
+// no detail finer than a block; the blocks are then smoothed with a box blur two blocks
 // wide so the patch reads as a soft smear instead of a mosaic; finally deterministic
 // noise, seeded by the region, is added so that no deconvolution can climb back from
 // the smooth result. The region blends in through a feathered mask: an ellipse for
@@ -17,7 +17,7 @@ import (
 // one feather width outside it. Everything happens in linear light.
 
 // blurBlocksAcross is the number of pixelation blocks across a region's short side.
-const blurBlocksAcross = 8
+const blurBlocksAcross = 6
 
 // noiseAmplitude is the peak noise, in linear-light units, added after the blur.
 const noiseAmplitude = 0.02
@@ -95,8 +95,9 @@ func (s *blurScratch) apply(img *imaging.Image, d Detection) {
 			}
 		}
 	}
-	// 2. Smooth the blocks: two passes of a box blur one block wide.
-	r := max(1, bs/2)
+	// 2. Smooth the blocks: two passes of a box blur two blocks wide, which leaves no
+	// trace of the block edges and nothing finer than about a quarter of the region.
+	r := max(1, bs)
 	for pass := 0; pass < 2; pass++ {
 		boxBlurH(s.region, s.tmp, w, h, cc, r)
 		boxBlurV(s.tmp, s.region, w, h, cc, r)

@@ -113,8 +113,7 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 		cands := faceCandidates(hits[:nFace])
 		verifyFaces(fm, pyr, img, kf, cands)
 		for _, c := range nms(cands) {
-			// The cascades frame brows to mouth; the blur also needs hair, ears and chin.
-			add(ConceptFace, c.box.expand(0.1, 0.15), c.conf)
+			add(ConceptFace, c.box, c.conf)
 		}
 	}
 	if pm != nil {

@@ -9,13 +9,14 @@ type gray struct {
 
 func (g *gray) row(y int) []uint8 { return g.pix[y*g.w : (y+1)*g.w] }
 
-// integrals holds the summed-area tables of one pyramid level, each (w+1) x (h+1) with a
+// integrals holds the summed-area tables of one pyramid level, each (w+1) x (h+1) (rows
+// stride entries apart) with a
 // zero first row and column. Sums use uint32 with wrap-around: a rectangle sum is a
 // difference of four entries, exact modulo 2^32, and every window sum the cascades
 // read (at most 256x256 pixels of 255, squared) fits in 32 bits.
 type integrals struct {
-	w, h   int // image size; tables are (w+1) x (h+1)
-	stride int // w+1
+	w, h   int // image size
+	stride int // entries per table row, at least w+1
 	sum    []uint32
 	sq     []uint32
 	tilted []uint32 // 45-degree rotated sums, only when a cascade needs them
@@ -26,9 +27,9 @@ type integrals struct {
 
 // ensure sizes the tables for a w x h image, reusing the buffers when they are large
 // enough, so a worker allocates once for its largest level.
-func (it *integrals) ensure(w, h int, tilted bool) {
-	it.w, it.h, it.stride = w, h, w+1
-	n := (w + 1) * (h + 1)
+func (it *integrals) ensure(w, h, stride int, tilted bool) {
+	it.w, it.h, it.stride = w, h, stride
+	n := stride * (h + 1)
 	it.sum = grow(it.sum, n)
 	it.sq = grow(it.sq, n)
 	if tilted {
@@ -54,8 +55,15 @@ func grow(b []uint32, n int) []uint32 {
 // sums along the diagonals a = X+Y-1 and b = X-Y give T = D1[a] - D2[b] in O(w+h) per
 // row without the usual boundary special cases.
 func (it *integrals) compute(g *gray, withTilted bool) {
-	w, h, s := g.w, g.h, g.w+1
-	it.ensure(w, h, withTilted)
+	it.computeStride(g, g.w+1, withTilted)
+}
+
+// computeStride is compute with rows stride entries apart (stride > g.w). Local scans
+// use one fixed stride for every region so that the cascades' feature offsets, which
+// depend on it, are computed once per worker rather than once per region.
+func (it *integrals) computeStride(g *gray, stride int, withTilted bool) {
+	w, h, s := g.w, g.h, stride
+	it.ensure(w, h, stride, withTilted)
 	sum, sq := it.sum, it.sq
 	for x := 0; x <= w; x++ {
 		sum[x], sq[x] = 0, 0

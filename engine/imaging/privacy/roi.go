@@ -92,6 +92,10 @@ func bilinear(g *gray, x, y float64) uint8 {
 	return uint8(top + wy*(bot-top) + 0.5)
 }
 
+// localStride is the fixed table stride of local scans; the regions the face panel
+// and the eye check scan are at most about 140 pixels wide at their scan scale.
+const localStride = 192
+
 // hitFunc receives each passing window of a local scan: its centre in scanned-image
 // pixels and its width and height there.
 type hitFunc func(cx, cy, w, h float64, res windowResult)
@@ -108,7 +112,11 @@ func (l *local) scanAt(c *Cascade, r rectF, winPx, angle float64, fn hitFunc) {
 		return
 	}
 	l.sample(r, s, angle)
-	l.it.compute(&l.img, c.hasTilted)
+	if l.img.w >= localStride {
+		l.it.compute(&l.img, c.hasTilted)
+	} else {
+		l.it.computeStride(&l.img, localStride, c.hasTilted)
+	}
 	p := l.prep[c]
 	if p == nil {
 		p = &prepared{}
