@@ -24,6 +24,7 @@ import (
 
 	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/engine/backends"
+	"github.com/porchlight/porchlight/engine/backends/adapters"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/imaging/codec/raw"
@@ -560,6 +561,12 @@ func checkBackends(ctx context.Context, client *http.Client, cfg *Config) []chec
 		default:
 			served = append(served, key+" -> "+name)
 		}
+	}
+	// Building the registry runs each adapter's own checks (ComfyUI's workflow
+	// files, the keys each type knows), exactly as a start would.
+	if _, err := adapters.NewRegistry(cfg.Backends, cfg.Features); err != nil {
+		out = append(out, checkResult{Name: "backend config", Status: checkFail, Detail: err.Error(),
+			Fix: "correct the backends or features section of the config file"})
 	}
 	if len(served) == 0 {
 		out = append(out, checkResult{Name: "features", Status: checkNote,

@@ -101,10 +101,14 @@ func TestDoctorPassesOnAWorkingSetup(t *testing.T) {
 	}
 	db.Close()
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	workflow, err := filepath.Abs("../engine/backends/comfyui/workflows/img2img.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var probes atomic.Int32
 	iopaint := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/api/v1/server-config" {
+		if r.Method == http.MethodGet && (r.URL.Path == "/api/v1/server-config" || r.URL.Path == "/system_stats") {
 			probes.Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"plugins":[],"modelInfos":[]}`)
@@ -118,22 +122,28 @@ data_dir: %s
 listen: %s
 backends:
   eraser: {type: iopaint, url: "http://%s"}
+  studio:
+    type: comfyui
+    url: "http://%s"
+    model: sd_xl_base_1.0.safetensors
+    workflows: {indoor_staging: %s}
 features:
   magic_eraser: eraser
+  indoor_staging: studio
 hotfolders:
   - name: listings
     input: %s
     output: %s
-`, dataDir, freeAddr(t), iopaint, in, out))
+`, dataDir, freeAddr(t), iopaint, iopaint, workflow, in, out))
 	t.Log("\n" + report)
 	if code != 0 {
 		t.Fatalf("exit %d on a working setup", code)
 	}
-	if probes.Load() != 1 {
-		t.Errorf("the IOPaint server was asked %d times, want once", probes.Load())
+	if probes.Load() != 2 {
+		t.Errorf("the backends were asked %d times, want once each", probes.Load())
 	}
 	for _, name := range []string{"jpeg", "webp", "camera raw", "heic", "privacy models", "config", "data dir",
-		"database", "listen", "backend eraser", "features", "hot folder listings"} {
+		"database", "listen", "backend eraser", "backend studio", "features", "hot folder listings"} {
 		if l := line(t, report, name); !strings.HasPrefix(l, "ok") {
 			t.Errorf("want ok: %s", l)
 		}
@@ -188,14 +198,15 @@ hotfolders:
 		"backend cloud":   "refused the credentials: HTTP 401",
 		"features":        `names backend "nowhere"`,
 		"hot folder drop": "does not exist",
+		"backend config":  "workflow",
 	} {
 		l := line(t, report, name)
 		if !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, want) {
 			t.Errorf("%s: want FAIL with %q, got %s", name, want, l)
 		}
 	}
-	if n := strings.Count(report, "fix: "); n < 7 {
-		t.Errorf("%d fixes given for 7 problems", n)
+	if n := strings.Count(report, "fix: "); n < 8 {
+		t.Errorf("%d fixes given for 8 problems", n)
 	}
 	if !strings.Contains(report, "problems found") {
 		t.Error("no summary of the problems")
