@@ -424,9 +424,12 @@ func checkDatabase(dataDir string, server runningServer) checkResult {
 		holder := lockHolder(path)
 		switch {
 		case server.url != "":
-			r.Status, r.Detail = checkOK, fmt.Sprintf("%s is in use by the Porchlight serving at %s%s", path, server.url, holder)
+			r.Status, r.Detail = checkOK, fmt.Sprintf("%s is in use by the Porchlight serving at %s", path, server.url)
+			if holder != "" {
+				r.Detail += " (" + holder + ")"
+			}
 		case holder != "":
-			r.Status, r.Detail = checkNote, fmt.Sprintf("%s is locked%s: a running Porchlight (the window, or serve on another address) holds it", path, holder)
+			r.Status, r.Detail = checkNote, fmt.Sprintf("%s is locked by %s: a running Porchlight (the window, or serve on another address) holds it", path, holder)
 		default:
 			r.Status, r.Detail = checkNote, path+" is locked by another process: a running Porchlight holds it"
 		}
@@ -509,7 +512,7 @@ func backendProbe(spec backends.Spec) string {
 // checkBackends validates each configured backend and asks it a cheap question.
 func checkBackends(ctx context.Context, client *http.Client, cfg *Config) []checkResult {
 	if len(cfg.Backends) == 0 {
-		detail := "none configured: indoor and outdoor staging, declutter and mess cleaner are unavailable"
+		detail := "none configured: the generative features (staging, declutter, mess cleaner, magic eraser) are unavailable"
 		if len(cfg.Features) > 0 {
 			return []checkResult{{Name: "backends", Status: checkFail,
 				Detail: "features names backends but none is defined under backends",

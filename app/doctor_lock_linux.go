@@ -11,7 +11,7 @@ import (
 )
 
 // lockHolder names the process holding a lock on path, read from /proc/locks
-// (" by pid 1234 (porchlight)"), or "" when it cannot tell.
+// ("pid 1234 (porchlight)"), or "" when it cannot tell.
 func lockHolder(path string) string {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -49,9 +49,9 @@ func lockHolder(path string) string {
 			name = strings.TrimSpace(string(comm))
 		}
 		if name != "" {
-			return fmt.Sprintf(" by pid %d (%s)", pid, name)
+			return fmt.Sprintf("pid %d (%s)", pid, name)
 		}
-		return fmt.Sprintf(" by pid %d", pid)
+		return fmt.Sprintf("pid %d", pid)
 	}
 	return ""
 }
