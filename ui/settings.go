@@ -171,7 +171,11 @@ func (sv *settingsView) general() fyne.CanvasObject {
 		sv.save("Settings")
 	})
 	saveBtn.Importance = widget.HighImportance
-	return container.NewBorder(nil, container.NewBorder(nil, nil, nil, saveBtn, note("Scenes at once and the longest edge apply at the next start.")),
+	where := "Scenes at once and the longest edge apply at the next start."
+	if d := sv.w.deps.DataDir; d != "" {
+		where += " Imported photos and the database are kept in " + d + "."
+	}
+	return container.NewBorder(nil, container.NewBorder(nil, nil, nil, saveBtn, note(where)),
 		nil, nil, container.NewVScroll(form))
 }
 

@@ -184,3 +184,48 @@ func TestAutoloadEnvironment(t *testing.T) {
 		t.Fatal("no paths expected")
 	}
 }
+
+// The hot folders tab shows the running folders and pauses and resumes them.
+func TestSettingsPauseHotFolder(t *testing.T) {
+	h := newHarness(t, 1)
+	in, out := t.TempDir(), t.TempDir()
+	entry := map[string]any{"name": "studio", "input": in, "output": out}
+	cfgs, err := hotfolder.Decode([]map[string]any{entry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot, err := hotfolder.New(cfgs, hotfolder.Deps{DB: h.sys.db, Engine: h.sys.engine, Assets: h.sys.assets, Keys: h.sys.keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w.deps.Hot = hot
+	h.cfg.Set(KeyHotfolders, []any{entry})
+	sv := h.w.newSettingsView()
+	defer sv.win.Close()
+	sv.stopPoll()
+	sv.hotStatus = hot.Status()
+	sv.win.Resize(fyne.NewSize(900, 640))
+
+	row := func() (*widget.Label, *widget.Button) {
+		o := sv.hotList.CreateItem()
+		sv.hotList.UpdateItem(0, o)
+		c := o.(*fyne.Container)
+		return c.Objects[0].(*fyne.Container).Objects[1].(*widget.Label), c.Objects[1].(*fyne.Container).Objects[0].(*widget.Button)
+	}
+	state, pause := row()
+	if pause.Disabled() || pause.Text != "Pause" || !strings.Contains(state.Text, in) {
+		t.Fatalf("row: %q, button %q disabled=%t", state.Text, pause.Text, pause.Disabled())
+	}
+	pause.OnTapped()
+	if st := hot.Status()[0]; st.State != hotfolder.StatePaused {
+		t.Fatalf("after Pause the folder is %s", st.State)
+	}
+	state, pause = row()
+	if pause.Text != "Resume" || !strings.HasPrefix(state.Text, hotfolder.StatePaused) {
+		t.Fatalf("paused row: %q / %q", state.Text, pause.Text)
+	}
+	pause.OnTapped()
+	if st := hot.Status()[0]; st.State == hotfolder.StatePaused {
+		t.Fatal("Resume left the folder paused")
+	}
+}

@@ -328,25 +328,6 @@ func (sh *Shoot) Move(id, delta int) error {
 	return nil
 }
 
-// MoveFile moves bracket from of draft scene id to position to within the scene.
-func (sh *Shoot) MoveFile(id, from, to int) error {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s, _, err := sh.draftLocked(id)
-	if err != nil {
-		return err
-	}
-	if from < 0 || from >= len(s.Files) {
-		return fmt.Errorf("%s has no bracket %d", s.Name, from+1)
-	}
-	to = min(max(to, 0), len(s.Files)-1)
-	f := s.Files[from]
-	s.Files = slices.Delete(s.Files, from, from+1)
-	s.Files = slices.Insert(s.Files, to, f)
-	sh.changed()
-	return nil
-}
-
 // Remove drops scene id from the shoot; work under way is not touched (the caller
 // cancels it first).
 func (sh *Shoot) Remove(id int) {

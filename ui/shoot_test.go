@@ -86,9 +86,6 @@ func TestShootSplitMergeReorder(t *testing.T) {
 	if names(sh) != "r1:1,2,3,4 r2:5,6" {
 		t.Fatalf("move down: %s", names(sh))
 	}
-	if err := sh.MoveFile(ids[0], 3, 0); err != nil || names(sh) != "r1:4,1,2,3 r2:5,6" {
-		t.Fatalf("move bracket: %v %s", err, names(sh))
-	}
 	// A submitted scene can no longer change.
 	sh.Prepare([]int{ids[0]}, 1)
 	sh.Submitted(ids[0], core.OrderSummary{OrderUUID: "o1", Status: core.OrderPending})
