@@ -457,7 +457,14 @@ func (w *Window) tracker(ctx context.Context) {
 	}()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	stash := map[string]time.Time{} // events of orders the shoot does not know yet
+	// Each tick applies the newest summary of every order heard from. Events can
+	// beat SubmitBatch's answer, so a summary of an order the shoot does not know
+	// yet stays pending for a while.
+	type waiting struct {
+		sum   core.OrderSummary
+		since time.Time
+	}
+	pending := map[string]waiting{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -468,22 +475,18 @@ func (w *Window) tracker(ctx context.Context) {
 		batch := latest
 		latest = map[string]core.OrderSummary{}
 		mu.Unlock()
+		now := time.Now()
 		for id, s := range batch {
-			if !w.apply(s) {
-				// Events can beat SubmitBatch's answer; keep them a little while.
-				if first, ok := stash[id]; !ok || time.Since(first) < 30*time.Second {
-					if !ok {
-						stash[id] = time.Now()
-					}
-					mu.Lock()
-					if _, newer := latest[id]; !newer {
-						latest[id] = s
-					}
-					mu.Unlock()
-				}
-				continue
+			since := now
+			if u, ok := pending[id]; ok {
+				since = u.since
 			}
-			delete(stash, id)
+			pending[id] = waiting{sum: s, since: since}
+		}
+		for id, u := range pending {
+			if w.apply(u.sum) || now.Sub(u.since) > 30*time.Second {
+				delete(pending, id)
+			}
 		}
 		w.flushRedraw()
 	}
