@@ -19,6 +19,18 @@ const (
 	FeatureMagicEraser    = "magic_eraser"
 )
 
+// FeatureRoomClassifier is the `features` key of the backend that detects the room
+// type for indoor staging when an order says room_type auto. It must implement
+// RoomClassifier.
+const FeatureRoomClassifier = "room_classifier"
+
+// RoomClassifier tells what kind of room a photo shows: one of the room_type values
+// (bathroom, bedroom, child_room, dining_room, kitchen, living_room, office,
+// terrace).
+type RoomClassifier interface {
+	ClassifyRoom(ctx context.Context, img *imaging.Image) (string, error)
+}
+
 // Features lists the feature keys a backend can be configured for.
 var Features = []string{FeatureIndoorStaging, FeatureOutdoorStaging, FeatureMessCleaner, FeatureDeclutter, FeatureMagicEraser}
 

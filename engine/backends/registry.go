@@ -21,6 +21,8 @@ type Type struct {
 type Registry struct {
 	byName    map[string]Backend
 	byFeature map[string]Backend
+	rooms     RoomClassifier // nil when no room classifier is configured
+	roomsName string
 }
 
 // featureAliases accepts the gen_edit spelling where it differs from the catalog key.
@@ -78,8 +80,9 @@ func NewRegistry(specs map[string]map[string]any, features map[string]string, ty
 		if a, ok := featureAliases[feature]; ok {
 			feature = a
 		}
-		if !KnownFeature(feature) {
-			return nil, fmt.Errorf("features.%s: not a feature that runs on a model backend (one of %s)", k, strings.Join(Features, ", "))
+		if !KnownFeature(feature) && feature != FeatureRoomClassifier {
+			return nil, fmt.Errorf("features.%s: not a feature that runs on a model backend (one of %s, or %s)",
+				k, strings.Join(Features, ", "), FeatureRoomClassifier)
 		}
 		if _, dup := r.byFeature[feature]; dup {
 			return nil, fmt.Errorf("features.%s: %s is configured twice", k, feature)
@@ -98,6 +101,15 @@ func NewRegistry(specs map[string]map[string]any, features map[string]string, ty
 			return nil, fmt.Errorf("features.%s: names backend %q, which is not defined under backends (defined: %s)",
 				k, features[k], strings.Join(known, ", "))
 		}
+		if feature == FeatureRoomClassifier {
+			rc, ok := b.(RoomClassifier)
+			if !ok {
+				return nil, fmt.Errorf("features.%s: backend %s (type %s) cannot classify rooms (a1111 can, through its interrogate endpoint)",
+					k, name, b.Type())
+			}
+			r.rooms, r.roomsName = rc, name
+			continue
+		}
 		if fc, ok := b.(FeatureChecker); ok {
 			if err := fc.CheckFeature(feature); err != nil {
 				return nil, fmt.Errorf("features.%s: backend %s cannot serve it: %w", k, name, err)
@@ -107,6 +119,18 @@ func NewRegistry(specs map[string]map[string]any, features map[string]string, ty
 	}
 	return r, nil
 }
+
+// RoomClassifier returns the configured room classifier, nil when none is.
+func (r *Registry) RoomClassifier() RoomClassifier {
+	if r == nil {
+		return nil
+	}
+	return r.rooms
+}
+
+// SetRoomClassifier makes rc the registry's room classifier (for code that wires
+// backends itself).
+func (r *Registry) SetRoomClassifier(rc RoomClassifier) { r.rooms = rc }
 
 // Static returns a registry of ready backends (feature -> backend), for code that
 // wires backends itself.

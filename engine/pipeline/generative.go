@@ -28,7 +28,7 @@ func RegisterBackends(p *Pipeline, reg *backends.Registry) error {
 		if err != nil {
 			return err
 		}
-		if err := p.Register(GenerativeStep(f, b)); err != nil {
+		if err := p.Register(generativeStep(genRecipes[f], b, reg.RoomClassifier())); err != nil {
 			return err
 		}
 	}
@@ -36,18 +36,26 @@ func RegisterBackends(p *Pipeline, reg *backends.Registry) error {
 }
 
 // GenerativeStep returns the step of a generative feature (a backends.Feature* key)
-// running on b.
-func GenerativeStep(feature string, b backends.Backend) Step {
+// running on b; rooms (may be nil) detects the room type of indoor staging orders
+// that leave it to auto.
+func GenerativeStep(feature string, b backends.Backend, rooms backends.RoomClassifier) Step {
 	rc, ok := genRecipes[feature]
 	if !ok {
 		panic("pipeline: no generative recipe for " + feature)
+	}
+	return generativeStep(rc, b, rooms)
+}
+
+func generativeStep(rc genRecipe, b backends.Backend, rooms backends.RoomClassifier) Step {
+	if rc.feature != backends.FeatureIndoorStaging {
+		rooms = nil
 	}
 	return Step{
 		Name: rc.step,
 		Cost: rc.cost,
 		// The photo, a working copy, the answer brought back to full size and masks.
 		Memory: 3*bytesPerPixel + 8,
-		Run:    func(ctx context.Context, j *Job) error { return runGenerative(ctx, j, rc, b) },
+		Run:    func(ctx context.Context, j *Job) error { return runGenerative(ctx, j, rc, b, rooms) },
 	}
 }
 
@@ -55,7 +63,7 @@ func GenerativeStep(feature string, b backends.Backend) Step {
 // the backend wants it whole) with the recipe's prompt, checks the answer, brings it
 // back to the photo's size and, for the erasing features, keeps the photo's own
 // pixels wherever the model changed nothing.
-func runGenerative(ctx context.Context, j *Job, rc genRecipe, b backends.Backend) error {
+func runGenerative(ctx context.Context, j *Job, rc genRecipe, b backends.Backend, rooms backends.RoomClassifier) error {
 	src := j.Image
 	if src == nil {
 		return Errorf(CodeInternal, "no working image before %s", rc.feature)
@@ -68,7 +76,22 @@ func runGenerative(ctx context.Context, j *Job, rc genRecipe, b backends.Backend
 		}
 		mask = m
 	}
-	p := rc.params(j.Options)
+	detected := ""
+	if rooms != nil {
+		// A classifier that cannot tell leaves the room to the model (room_type auto's
+		// meaning without one); the order says so.
+		room, err := rooms.ClassifyRoom(ctx, src)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			j.Note(fmt.Sprintf("%s: the room type could not be detected (%v); the model chose", featureName(rc), err))
+		default:
+			detected = room
+			j.Note(fmt.Sprintf("%s: room detected as %s", featureName(rc), room))
+		}
+	}
+	p := rc.params(j.Options, detected)
 	work, wmask := src, mask
 	if fr, ok := b.(backends.FullResolution); !ok || !fr.FullResolution() {
 		if w, h := imaging.FitWithin(src.W(), src.H(), p.MaxEdge); w != src.W() || h != src.H() {

@@ -22,7 +22,7 @@ type genRecipe struct {
 	// tiered: gen_quality chooses the tier; otherwise the balanced tier runs.
 	tiered bool
 	cost   float64 // expected seconds per megapixel before measurements
-	params func(r core.Resolved) genParams
+	params func(r core.Resolved, detected string) genParams
 }
 
 // genParams are what a recipe asks of the model.
@@ -99,13 +99,19 @@ var wallText = map[string]string{
 }
 
 // indoorParams builds indoor staging's prompt from the resolved staging options
-// (the preset's values already merged with explicit ones): the room (auto leaves it
-// to the model; a named type asks for that use, converting the room within its
-// shell when it was another), the furniture (the style's text or the clause that
-// replaces it, none for keep), then the finishes.
-func indoorParams(r core.Resolved) genParams {
+// (the preset's values already merged with explicit ones) and the room type a
+// classifier detected ("" without one): the room (auto takes the detected type, or
+// leaves it to the model; a named type asks for that use, converting the room within
+// its shell when it differs from what the photo shows), the furniture (the style's
+// text or the clause that replaces it, none for keep), then the finishes.
+func indoorParams(r core.Resolved, detected string) genParams {
 	var p strings.Builder
-	name, named := roomNames[r.RoomType]
+	room := r.RoomType
+	if room == "auto" || room == "" {
+		room = detected
+	}
+	name, named := roomNames[room]
+	convert := named && room != detected
 	keep := r.StagingStyle == catalog.StyleKeep
 	strength := 0.72
 	if keep {
@@ -113,8 +119,13 @@ func indoorParams(r core.Resolved) genParams {
 		p.WriteString("Refresh the finishes of the room without restaging: do not add, remove or move any furniture or decor. ")
 	} else {
 		p.WriteString("Professional virtual staging of the room")
-		if named {
+		switch {
+		case convert && detected != "":
+			p.WriteString(" as a " + name + ", converting it from a " + roomNames[detected] + " within the same walls")
+		case convert:
 			p.WriteString(" as a " + name + " (if the photo shows another kind of room, convert its use within the same walls)")
+		case named:
+			p.WriteString(" as a " + name)
 		}
 		p.WriteString(", furnished with ")
 		style := styleText[r.StagingStyle]
@@ -139,7 +150,7 @@ func indoorParams(r core.Resolved) genParams {
 	return genParams{Prompt: p.String(), Negative: photoNegative + ", cluttered, messy", Strength: strength, tier: tierOf(r, true)}
 }
 
-func outdoorParams(r core.Resolved) genParams {
+func outdoorParams(r core.Resolved, _ string) genParams {
 	return genParams{
 		Prompt: "Stage the outdoor space of this property (garden, patio, deck, balcony or yard) with tasteful outdoor " +
 			"furniture: a lounge set with weatherproof cushions, a dining table with chairs, planters with green plants " +
@@ -150,7 +161,7 @@ func outdoorParams(r core.Resolved) genParams {
 	}
 }
 
-func messParams(r core.Resolved) genParams {
+func messParams(r core.Resolved, _ string) genParams {
 	return genParams{
 		Prompt: "The same room, tidied for a listing photo: remove clutter and loose items such as clothes, laundry, " +
 			"dishes, bottles, papers, cables, toys, bags and personal belongings from the floor, tables and counters. " +
@@ -161,7 +172,7 @@ func messParams(r core.Resolved) genParams {
 	}
 }
 
-func declutterParams(r core.Resolved) genParams {
+func declutterParams(r core.Resolved, _ string) genParams {
 	return genParams{
 		Prompt: "The same room, completely empty: remove all furniture, rugs, decorations, pictures, plants, loose " +
 			"objects and people, revealing the bare floor and walls behind them and continuing their texture. " +
@@ -171,7 +182,7 @@ func declutterParams(r core.Resolved) genParams {
 	}
 }
 
-func eraserParams(r core.Resolved) genParams {
+func eraserParams(r core.Resolved, _ string) genParams {
 	return genParams{
 		Prompt: "Remove the object in the marked area completely and fill it with the surrounding background, " +
 			"continuing its texture, lines and lighting seamlessly. Photorealistic.",

@@ -192,7 +192,7 @@ func TestBackendEraserKeepsUnmaskedPixels(t *testing.T) {
 	fa := photos(t, kimA)
 	fa.paths[eraserMaskID] = eraseMaskFile(t, 752, 500, 100, 120, 260, 300)
 	j := &Job{Image: src.Clone(), Options: resolved(t, core.Options{GenEdit: ptr("magic_eraser"), Mask: ptr(eraserMaskID)}), Assets: fa}
-	if err := GenerativeStep(backends.FeatureMagicEraser, b).Run(context.Background(), j); err != nil {
+	if err := GenerativeStep(backends.FeatureMagicEraser, b, nil).Run(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
 	changedInside, changedOutside := 0, 0
@@ -234,7 +234,7 @@ func TestDeclutterKeepsUnchangedPixels(t *testing.T) {
 	library := decodePhoto(t, []string{"interiors", "houses_109_bedroom.jpg"})
 	src := imaging.Resize(library, 1600, library.H()*1600/library.W()) // above the tier's edge
 	j := &Job{Image: src.Clone(), Options: resolved(t, core.Options{GenEdit: ptr("declutter_local")})}
-	if err := GenerativeStep(backends.FeatureDeclutter, b).Run(context.Background(), j); err != nil {
+	if err := GenerativeStep(backends.FeatureDeclutter, b, nil).Run(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
 	w, h := src.W(), src.H()
@@ -331,8 +331,8 @@ func TestGenerativeIsRepeatable(t *testing.T) {
 	o.StagingStyle = ptr("industrial")
 	r2 := resolved(t, o)
 	rc := genRecipes[backends.FeatureIndoorStaging]
-	s1, s2 := seedOf(rc, rc.params(r1), src, nil), seedOf(rc, rc.params(r2), src, nil)
-	if s1 == s2 || s1 != seedOf(rc, rc.params(r1), src, nil) || s1 <= 0 {
+	s1, s2 := seedOf(rc, rc.params(r1, ""), src, nil), seedOf(rc, rc.params(r2, ""), src, nil)
+	if s1 == s2 || s1 != seedOf(rc, rc.params(r1, ""), src, nil) || s1 <= 0 {
 		t.Errorf("seeds %d %d", s1, s2)
 	}
 }
@@ -346,7 +346,7 @@ func TestBackendTimeoutAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New(Config{Logger: quiet()})
-	p.Register(GenerativeStep(backends.FeatureOutdoorStaging, b))
+	p.Register(GenerativeStep(backends.FeatureOutdoorStaging, b, nil))
 	fa := photos(t, kimA)
 	sd.Set(backendtest.Script{Mode: backendtest.ModeHang})
 	o := resolved(t, core.Options{GenEdit: ptr("outdoor_staging")})
@@ -362,7 +362,7 @@ func TestBackendTimeoutAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Register(GenerativeStep(backends.FeatureOutdoorStaging, b))
+	p.Register(GenerativeStep(backends.FeatureOutdoorStaging, b, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for len(sd.Jobs()) < 2 {
@@ -397,7 +397,7 @@ func TestIndoorPrompt(t *testing.T) {
 			[]string{"without restaging", "Replace the floor with large white floor tiles"}, []string{"furnished with"}, 0.45},
 	}
 	for _, c := range cases {
-		p := indoorParams(resolved(t, c.opts))
+		p := indoorParams(resolved(t, c.opts), "")
 		for _, s := range c.has {
 			if !strings.Contains(p.Prompt, s) {
 				t.Errorf("%+v: prompt lacks %q:\n%s", c.opts, s, p.Prompt)
@@ -412,14 +412,75 @@ func TestIndoorPrompt(t *testing.T) {
 			t.Errorf("%+v: strength %v negative %q", c.opts, p.Strength, p.Negative)
 		}
 	}
+	// With a classifier: auto takes the detected room; a named room that differs asks
+	// for a conversion from the detected one.
+	for _, c := range []struct {
+		room, detected, has, not string
+	}{
+		{"auto", "bedroom", "staging of the room as a bedroom,", "convert"},
+		{"living_room", "bedroom", "as a living room, converting it from a bedroom within the same walls", "if the photo shows"},
+		{"bedroom", "bedroom", "as a bedroom,", "convert"},
+		{"auto", "", "staging of the room, furnished", "convert"},
+	} {
+		p := indoorParams(resolved(t, core.Options{RoomType: ptr(c.room)}), c.detected)
+		if !strings.Contains(p.Prompt, c.has) || strings.Contains(p.Prompt, c.not) {
+			t.Errorf("room %s detected %q: %s", c.room, c.detected, p.Prompt)
+		}
+	}
 	for q, want := range map[string]tier{"fast": tiers["fast"], "best": tiers["best"], "balanced": tiers["balanced"]} {
-		if got := indoorParams(resolved(t, core.Options{GenQuality: ptr(q)})).tier; got != want {
+		if got := indoorParams(resolved(t, core.Options{GenQuality: ptr(q)}), "").tier; got != want {
 			t.Errorf("%s: tier %+v", q, got)
 		}
 		// Declutter and the magic eraser have no gen_quality of their own.
-		if got := declutterParams(resolved(t, core.Options{GenQuality: ptr(q)})).tier; got != tiers["balanced"] {
+		if got := declutterParams(resolved(t, core.Options{GenQuality: ptr(q)}), "").tier; got != tiers["balanced"] {
 			t.Errorf("declutter with %s: tier %+v", q, got)
 		}
+	}
+}
+
+// A configured room classifier names the room of auto orders in the prompt and in
+// the order's notes; one that cannot tell leaves it to the model.
+func TestRoomClassifier(t *testing.T) {
+	comfy := backendtest.NewComfyUI(t)
+	sd := backendtest.NewA1111(t)
+	cb, err := comfyui.New(spec(t, "comfyui", comfy.URL, map[string]any{"model": "m.safetensors", "poll_interval": "10ms",
+		"workflows": map[string]any{"indoor_staging": "../backends/comfyui/workflows/img2img.json"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, err := a1111.New(spec(t, "a1111", sd.URL, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := backends.Static(map[string]backends.Backend{backends.FeatureIndoorStaging: cb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.SetRoomClassifier(ab.(backends.RoomClassifier))
+	p := New(Config{Logger: quiet()})
+	if err := RegisterBackends(p, reg); err != nil {
+		t.Fatal(err)
+	}
+	fa := photos(t, kimA)
+	sd.SetCaption("a dining room with a table and chairs and a bookshelf")
+	res, err := p.Run(context.Background(), Request{OrderID: "a", Inputs: []string{"in0"},
+		Options: resolved(t, core.Options{GenEdit: ptr("indoor_staging")}), Assets: fa}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "|"), "room detected as dining_room") ||
+		!strings.Contains(comfy.Jobs()[0].Prompt, "as a dining room,") {
+		t.Errorf("notes %v prompt %s", res.Notes, comfy.Jobs()[0].Prompt)
+	}
+	sd.SetCaption("a photo")
+	res, err = p.Run(context.Background(), Request{OrderID: "b", Inputs: []string{"in0"},
+		Options: resolved(t, core.Options{GenEdit: ptr("indoor_staging"), RoomType: ptr("office")}), Assets: fa}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "|"), "could not be detected") ||
+		!strings.Contains(comfy.Jobs()[1].Prompt, "as a home office (if the photo shows another kind of room") {
+		t.Errorf("notes %v prompt %s", res.Notes, comfy.Jobs()[1].Prompt)
 	}
 }
 

@@ -259,3 +259,42 @@ func (b *Backend) interrupt(ctx context.Context) {
 }
 
 var _ backends.Backend = (*Backend)(nil)
+
+// ClassifyRoom asks the web UI's interrogator (POST /sdapi/v1/interrogate, CLIP) for
+// a caption of the photo and reads the room type from it.
+func (b *Backend) ClassifyRoom(ctx context.Context, img *imaging.Image) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, min(b.spec.Timeout, 2*time.Minute))
+	defer cancel()
+	small := img
+	if w, h := imaging.FitWithin(img.W(), img.H(), 512); w != img.W() || h != img.H() {
+		small = imaging.Resize(img, w, h)
+	}
+	photo, err := backends.EncodePNG(small)
+	if err != nil {
+		return "", backends.Errorf(b, "interrogate", "%v", err)
+	}
+	body, err := backends.JSONBody(map[string]string{"image": base64.StdEncoding.EncodeToString(photo), "model": "clip"})
+	if err != nil {
+		return "", backends.Errorf(b, "interrogate", "%v", err)
+	}
+	var ans struct {
+		Caption *string `json:"caption"`
+	}
+	if err := b.call.JSON(ctx, backends.Call{Op: "interrogate", Method: http.MethodPost, Path: "/sdapi/v1/interrogate",
+		Body: body, ContentType: "application/json", Retry: backends.RetrySafe}, &ans); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", err
+	}
+	if ans.Caption == nil {
+		return "", backends.Errorf(b, "interrogate", "the answer has no caption")
+	}
+	room := backends.RoomFromCaption(*ans.Caption)
+	if room == "" {
+		return "", backends.Errorf(b, "interrogate", "the caption %q names no room type", *ans.Caption)
+	}
+	return room, nil
+}
+
+var _ backends.RoomClassifier = (*Backend)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/backends"
@@ -97,5 +98,20 @@ func TestConfig(t *testing.T) {
 	b, err := a1111.New(backendtest.Spec(t, "sd", map[string]any{"type": "a1111", "url": "http://127.0.0.1:1", "api_key": "user:secret"}))
 	if err != nil || b.Type() != "a1111" {
 		t.Fatal(err)
+	}
+}
+
+func TestClassifyRoom(t *testing.T) {
+	fake := backendtest.NewA1111(t)
+	b := newBackend(t, fake.URL, nil).(backends.RoomClassifier)
+	photo := backendtest.Photo(t, 900)
+	fake.SetCaption("a dining room table with chairs and a bookshelf")
+	room, err := b.ClassifyRoom(context.Background(), photo)
+	if err != nil || room != "dining_room" {
+		t.Fatalf("room %q err %v", room, err)
+	}
+	fake.SetCaption("a blurry photo of something")
+	if _, err := b.ClassifyRoom(context.Background(), photo); err == nil || !strings.Contains(err.Error(), "names no room") {
+		t.Errorf("err = %v", err)
 	}
 }

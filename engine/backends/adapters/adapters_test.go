@@ -28,6 +28,7 @@ func TestRegistryFromConfig(t *testing.T) {
 		"mess_cleaner":    "cloud",
 		"declutter_local": "studio", // the gen_edit spelling works too
 		"magic_eraser":    "eraser",
+		"room_classifier": "sd",
 	}
 	reg, err := adapters.NewRegistry(specs, features)
 	if err != nil {
@@ -40,6 +41,9 @@ func TestRegistryFromConfig(t *testing.T) {
 		if err != nil || backends.Label(b) != label || !reg.Available(f) {
 			t.Errorf("%s: %v %v", f, b, err)
 		}
+	}
+	if reg.RoomClassifier() == nil {
+		t.Error("no room classifier")
 	}
 	if len(reg.Backends()) != 5 || strings.Join(reg.Features(), ",") != "declutter,indoor_staging,magic_eraser,mess_cleaner,outdoor_staging" {
 		t.Errorf("backends %v features %v", reg.Backends(), reg.Features())
@@ -93,6 +97,7 @@ func TestConfigMistakesNameTheKey(t *testing.T) {
 		{map[string]map[string]any{"x": {"type": "comfyui", "url": "http://h", "workflows": map[string]any{"declutter": wf}}},
 			map[string]string{"indoor_staging": "x"}, "workflows.indoor_staging is not set"},
 		{map[string]map[string]any{"x": {"type": "remote", "url": "http://h"}}, nil, "api_key"},
+		{map[string]map[string]any{"x": ok}, map[string]string{"room_classifier": "x"}, "cannot classify rooms"},
 	}
 	for _, c := range cases {
 		_, err := adapters.NewRegistry(c.specs, c.features)

@@ -39,6 +39,8 @@ type A1111 struct {
 	Server *httptest.Server
 	URL    string
 
+	caption string // what the interrogator answers
+
 	mu          sync.Mutex
 	jobRunning  bool
 	step, steps int
@@ -53,6 +55,7 @@ func NewA1111(t testing.TB) *A1111 {
 	mux.HandleFunc("POST /sdapi/v1/img2img", f.img2img)
 	mux.HandleFunc("GET /sdapi/v1/progress", f.progress)
 	mux.HandleFunc("POST /sdapi/v1/interrupt", f.interrupt)
+	mux.HandleFunc("POST /sdapi/v1/interrogate", f.interrogate)
 	f.Server = httptest.NewServer(mux)
 	f.URL = f.Server.URL
 	t.Cleanup(f.Close)
@@ -269,6 +272,48 @@ func (f *A1111) interrupt(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	writeJSON(w, map[string]any{})
+}
+
+// interrogate is POST /sdapi/v1/interrogate {image, model}: a caption of the image.
+func (f *A1111) interrogate(w http.ResponseWriter, r *http.Request) {
+	var req map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		validationError(w, "body", "not a JSON object")
+		return
+	}
+	for k := range req {
+		if k != "image" && k != "model" {
+			validationError(w, k, "extra fields not permitted")
+			return
+		}
+	}
+	var img, model string
+	json.Unmarshal(req["image"], &img)
+	json.Unmarshal(req["model"], &model)
+	if model != "clip" && model != "deepdanbooru" {
+		fastapiError(w, http.StatusNotFound, "HTTPException", "Model not found: "+model)
+		return
+	}
+	b, err := base64.StdEncoding.DecodeString(img)
+	if err != nil {
+		fastapiError(w, http.StatusNotFound, "HTTPException", "Image not found")
+		return
+	}
+	if _, err := decodeImage(b); err != nil {
+		fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
+		return
+	}
+	f.mu.Lock()
+	caption := f.caption
+	f.mu.Unlock()
+	writeJSON(w, map[string]any{"caption": caption})
+}
+
+// SetCaption sets what the interrogator answers.
+func (f *A1111) SetCaption(c string) {
+	f.mu.Lock()
+	f.caption = c
+	f.mu.Unlock()
 }
 
 // stretch resizes m to w×h by nearest neighbour.

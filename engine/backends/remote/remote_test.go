@@ -180,13 +180,15 @@ func recordDeletes(t *testing.T, target string) *deletes {
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, FlushInterval: -1}
 	d := &deletes{}
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &statusRecorder{ResponseWriter: w, ok: func(status int) {
+			// Noted before the answer reaches the client.
+			if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/v1/assets/") && status == http.StatusOK {
+				d.mu.Lock()
+				d.ids = append(d.ids, strings.TrimPrefix(r.URL.Path, "/v1/assets/"))
+				d.mu.Unlock()
+			}
+		}}
 		proxy.ServeHTTP(rec, r)
-		if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/v1/assets/") && rec.status == http.StatusOK {
-			d.mu.Lock()
-			d.ids = append(d.ids, strings.TrimPrefix(r.URL.Path, "/v1/assets/"))
-			d.mu.Unlock()
-		}
 	}))
 	t.Cleanup(front.Close)
 	d.url = front.URL
@@ -195,10 +197,10 @@ func recordDeletes(t *testing.T, target string) *deletes {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	ok func(status int)
 }
 
-func (r *statusRecorder) WriteHeader(s int) { r.status = s; r.ResponseWriter.WriteHeader(s) }
+func (r *statusRecorder) WriteHeader(s int) { r.ok(s); r.ResponseWriter.WriteHeader(s) }
 func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
