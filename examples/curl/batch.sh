@@ -34,8 +34,13 @@ options=${OPTIONS:-'{"format": "jpeg"}'}
 command -v curl >/dev/null || { echo "batch.sh: curl is required" >&2; exit 1; }
 json_tool=${BATCH_JSON:-$(command -v jq >/dev/null && echo jq || echo python3)}
 if [ "$json_tool" = jq ]; then
-	# json FILE PATH: the value at a dotted path (data.orders.0.status), raw.
-	json() { jq -r --arg p "$2" 'getpath($p | split(".") | map(tonumber? // .)) // empty' "$1"; }
+	# json FILE PATH...: the value at each dotted path (data.orders.0.status), one a
+	# line, "" for a missing one.
+	json() {
+		local f=$1
+		shift
+		jq -r '$ARGS.positional[] as $p | getpath($p | split(".") | map(tonumber? // .)) | if . == null then "" else tostring end' "$f" --args "$@"
+	}
 	# quote STRING: a JSON string.
 	quote() { jq -Rn --arg s "$1" '$s'; }
 	# scenes FILE: "index status outputAssetId error" per scene of a batch aggregate.
@@ -44,11 +49,13 @@ else
 	command -v python3 >/dev/null || { echo "batch.sh: jq or python3 is required to read JSON" >&2; exit 1; }
 	json() {
 		python3 -c 'import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    if v is None: break
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-if v is not None: print(v if not isinstance(v, bool) else str(v).lower())' "$1" "$2"
+doc = json.load(open(sys.argv[1]))
+for path in sys.argv[2:]:
+    v = doc
+    for k in path.split("."):
+        if v is None: break
+        v = v[int(k)] if isinstance(v, list) else v.get(k)
+    print("" if v is None else json.dumps(v) if isinstance(v, bool) else v)' "$@"
 	}
 	quote() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
 	scenes() {
@@ -107,8 +114,7 @@ upload() {
 	local file=$1 type id url status
 	type=$(content_type "$file")
 	api POST /v1/assets "{\"filename\": $(quote "$(basename "$file")"), \"contentType\": \"$type\"}"
-	id=$(json "$resp" data.assetId)
-	url=$(json "$resp" data.uploadUrl)
+	{ read -r id; read -r url; } < <(json "$resp" data.assetId data.uploadUrl)
 	curl -sS -f -X PUT -H "Content-Type: $type" --data-binary "@$file" "$url" -o /dev/null
 	api POST "/v1/assets/$id/uploaded"
 	while :; do
@@ -117,7 +123,7 @@ upload() {
 		case $status in
 		ready) break ;;
 		failed)
-			echo "batch.sh: $file was refused: $(json "$resp" data.code): $(json "$resp" data.reason)" >&2
+			echo "batch.sh: $file was refused: $(json "$resp" data.code data.reason | paste -sd: -)" >&2
 			exit 1
 			;;
 		esac
@@ -163,16 +169,18 @@ body=$(printf '%s' "$options" | sed 's/}[[:space:]]*$//')
 [[ $body =~ ^[[:space:]]*\{[[:space:]]*$ ]] || body="$body,"
 body="$body \"name\": $(quote "$(basename "$folder")"), \"scenes\": [$(IFS=,; echo "${scene_json[*]}")]}"
 api POST /v1/batches "$body"
-batch=$(json "$resp" data.batchId)
-echo "batch $batch: $(json "$resp" data.total) scenes submitted"
+{ read -r batch; read -r total; } < <(json "$resp" data.batchId data.total)
+echo "batch $batch: $total scenes submitted"
 
 # Follow the batch until every scene has settled.
 last=""
 while :; do
 	api GET "/v1/batches/$batch"
-	line="  $(json "$resp" data.completed) completed, $(json "$resp" data.failed) failed, $(json "$resp" data.running) running, $(json "$resp" data.pending) pending"
+	{ read -r completed; read -r failed; read -r running; read -r pending; read -r settled; } < <(
+		json "$resp" data.completed data.failed data.running data.pending data.done)
+	line="  $completed completed, $failed failed, $running running, $pending pending"
 	[ "$line" != "$last" ] && echo "$line" && last=$line
-	[ "$(json "$resp" data.done)" = true ] && break
+	[ "$settled" = true ] && break
 	sleep 1
 done
 
