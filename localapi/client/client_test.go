@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/pipeline"
 	"github.com/porchlight/porchlight/internal/testphotos"
 	"github.com/porchlight/porchlight/localapi"
 	"github.com/porchlight/porchlight/localapi/client"
@@ -226,49 +227,51 @@ func TestOrders(t *testing.T) {
 	}
 }
 
+// Cancelling a running and a waiting order: both end cancelled, repeating answers
+// the same summary, and the waits see the terminal state.
 func TestCancelOrder(t *testing.T) {
-	srv, c := standard(t, clienttest.Options{Workers: 1})
+	gate := make(chan struct{})
+	started := make(chan struct{}, 4)
+	_, c := standard(t, clienttest.Options{Workers: 1, Configure: func(t testing.TB, p *pipeline.Pipeline) {
+		// The sky step holds its order until the test lets go (or the order is cancelled).
+		p.Register(pipeline.Step{Name: pipeline.StepSky, Run: func(ctx context.Context, j *pipeline.Job) error {
+			started <- struct{}{}
+			select {
+			case <-gate:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}})
+	}})
+	defer close(gate)
 	ctx := ctxT(t)
 	a, err := c.Upload(ctx, "A.jpg", "image/jpeg", photo(t, "A.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Occupy the only worker with a large order, then cancel one that waits.
-	big := photo(t, "B.jpg")
-	b, err := c.Upload(ctx, "B.jpg", "image/jpeg", big)
+	running, err := c.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{a.AssetID}, Options: core.Options{Sky: ptr(true)}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = srv
-	var ids []string
-	for i := 0; i < 4; i++ {
-		o, err := c.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{b.AssetID}, Options: core.Options{Quality: ptr(50 + i)}}, "")
-		if err != nil {
-			t.Fatal(err)
+	<-started
+	waiting, err := c.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{a.AssetID}, Options: core.Options{Sky: ptr(true), Quality: ptr(80)}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{waiting.OrderID, running.OrderID} {
+		s, err := c.CancelOrder(ctx, id)
+		if err != nil || s.Status != core.OrderCancelled {
+			t.Fatalf("cancel %s: %+v %v", id, s, err)
 		}
-		ids = append(ids, o.OrderID)
-	}
-	last, err := c.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{a.AssetID}}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.CancelOrder(ctx, last.OrderID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Status != core.OrderCancelled && s.Status != core.OrderCompleted {
-		t.Fatalf("after cancel: %+v", s)
-	}
-	again, err := c.CancelOrder(ctx, last.OrderID)
-	if s.Status == core.OrderCancelled && (err != nil || again.Status != core.OrderCancelled) {
-		t.Errorf("repeated cancel: %+v %v", again, err)
-	}
-	w, err := c.WaitOrder(ctx, last.OrderID, nil)
-	if err != nil || !w.Status.Terminal() {
-		t.Errorf("wait on a cancelled order: %+v %v", w, err)
-	}
-	for _, id := range ids {
-		c.CancelOrder(ctx, id)
+		again, err := c.CancelOrder(ctx, id)
+		if err != nil || again.Status != core.OrderCancelled {
+			t.Errorf("repeated cancel: %+v %v", again, err)
+		}
+		w, err := c.WaitOrder(ctx, id, nil)
+		if err != nil || w.Status != core.OrderCancelled || w.OutputAssetID != "" {
+			t.Errorf("wait on a cancelled order: %+v %v", w, err)
+		}
 	}
 }
 

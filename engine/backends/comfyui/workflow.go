@@ -102,11 +102,9 @@ func loadWorkflow(path, outputNode string) (*workflow, error) {
 	}
 	switch {
 	case outputNode != "":
-		n, ok := nodes[outputNode].(map[string]any)
-		if !ok {
+		if _, ok := nodes[outputNode].(map[string]any); !ok {
 			return nil, fmt.Errorf("%s: output_node %q is not a node of the workflow", path, outputNode)
 		}
-		_ = n
 		wf.output = outputNode
 	case len(outputs) == 1:
 		wf.output = outputs[0]
