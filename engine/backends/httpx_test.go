@@ -121,9 +121,9 @@ func TestCallerHonoursContext(t *testing.T) {
 
 func TestErrorMessage(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"error": "OutOfMemoryError", "detail": "", "errors": "CUDA out of memory"}`:            "OutOfMemoryError; CUDA out of memory",
-		`{"error": {"message": "Invalid size", "type": "invalid_request_error"}}`:                "Invalid size",
-		`{"detail": [{"loc": ["body", "seed"], "msg": "value is not a valid integer"}]}`:         "body.seed: value is not a valid integer",
+		`{"error": "OutOfMemoryError", "detail": "", "errors": "CUDA out of memory"}`:    "OutOfMemoryError; CUDA out of memory",
+		`{"error": {"message": "Invalid size", "type": "invalid_request_error"}}`:        "Invalid size",
+		`{"detail": [{"loc": ["body", "seed"], "msg": "value is not a valid integer"}]}`: "body.seed: value is not a valid integer",
 		`{"error": {"type": "x", "message": "Prompt outputs failed validation"}, "node_errors": {"6": {"class_type": "KSampler", "errors": [{"message": "Value not in list", "details": "sampler_name"}]}}}`: "node 6 (KSampler): Value not in list: sampler_name",
 		`<html>Bad Gateway</html>`: "<html>Bad Gateway</html>",
 	} {
