@@ -118,7 +118,7 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 	}
 	if pm != nil {
 		props := append(rowProposals(g), cascadeProposals(hits[nFace:])...)
-		for _, c := range verifyPlates(img, kf, props, hits[nFace:]) {
+		for _, c := range verifyPlates(img, pyr, kf, props, hits[nFace:]) {
 			add(ConceptPlate, c.box, plateConfidence(c))
 		}
 	}

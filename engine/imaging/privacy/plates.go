@@ -111,11 +111,15 @@ func cascadeProposals(hits [][]rawHit) []rectF {
 	return out
 }
 
-// verifyPlates checks each proposal on the full-resolution image (k original pixels
-// per scanned pixel), merges proposals that land on the same text row, and scores them.
-func verifyPlates(img *imaging.Image, k float64, props []rectF, hits [][]rawHit) []plateCandidate {
+// verifyPlates checks each proposal on a patch 80 pixels tall, merges proposals that
+// land on the same text row, and scores them. Small plates are read from the
+// full-resolution image (k original pixels per scanned pixel), whose detail the scanned
+// image has averaged away; large ones from the scanned image's pyramid, which has
+// resolution to spare and costs far less to sample.
+func verifyPlates(img *imaging.Image, pyr *pyramid, k float64, props []rectF, hits [][]rawHit) []plateCandidate {
 	var cs charScratch
 	var patch []uint8
+	l := newLocal(pyr)
 	var out []plateCandidate
 	const ph = 80 // patch height: plate glyphs come out about 25 pixels tall
 	for _, p := range props {
@@ -127,14 +131,21 @@ func verifyPlates(img *imaging.Image, k float64, props []rectF, hits [][]rawHit)
 		if pw < 16 || pw > 12*ph {
 			continue
 		}
-		orig := rectF{region.x * k, region.y * k, region.w * k, region.h * k}
-		patch = lumaPatch(img, orig, pw, ph, patch)
-		row := cs.findTextRow(patch, pw, ph)
+		hh := ph
+		if s := region.h / ph; s >= 1 || k == 1 {
+			l.sample(region, s, 0)
+			pw, hh = l.img.w, l.img.h
+			patch = append(patch[:0], l.img.pix...)
+		} else {
+			orig := rectF{region.x * k, region.y * k, region.w * k, region.h * k}
+			patch = lumaPatch(img, orig, pw, ph, patch)
+		}
+		row := cs.findTextRow(patch, pw, hh)
 		if row.n < 3 {
 			continue
 		}
 		// Back to scanned pixels.
-		sx, sy := region.w/float64(pw), region.h/float64(ph)
+		sx, sy := region.w/float64(pw), region.h/float64(hh)
 		rowBox := rectF{region.x + float64(row.x0)*sx, region.y + float64(row.y0)*sy,
 			float64(row.x1-row.x0) * sx, float64(row.y1-row.y0) * sy}
 		c := plateCandidate{
@@ -143,10 +154,10 @@ func verifyPlates(img *imaging.Image, k float64, props []rectF, hits [][]rawHit)
 			glyphH:   row.meanH * sy * k,
 			contrast: row.contrast,
 		}
-		c.flat = flatness(patch, pw, ph, row)
+		c.flat = flatness(patch, pw, hh, row)
 		c.gapFlat, c.hDev = row.gapFlat, row.heightDev
 		c.aspect = row.sumAspect / float64(row.n)
-		c.border = plateBorder(patch, pw, ph, row)
+		c.border = plateBorder(patch, pw, hh, row)
 		c.support = cascadeSupport(hits, c.box)
 		out = append(out, c)
 	}
