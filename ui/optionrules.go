@@ -48,7 +48,7 @@ func sectionOf(p catalog.Param) string {
 
 // labels are the names people read; options not listed get their name humanised.
 var labels = map[string]string{
-	"gen_edit":             "Generative edit",
+	"gen_edit":             "Feature",
 	"perspective":          "Straighten verticals",
 	"perspective_strength": "Strength",
 	"tonecraft":            "Tone look",

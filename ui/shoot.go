@@ -83,6 +83,14 @@ func NewShoot() *Shoot {
 
 func (sh *Shoot) changed() { sh.version++ }
 
+// Touch marks the shoot changed, for changes kept outside it that its views show
+// (the shoot's options).
+func (sh *Shoot) Touch() {
+	sh.mu.Lock()
+	sh.changed()
+	sh.mu.Unlock()
+}
+
 // Version changes whenever anything in the shoot changed.
 func (sh *Shoot) Version() uint64 {
 	sh.mu.Lock()

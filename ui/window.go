@@ -419,7 +419,7 @@ func (w *Window) buildLeft() fyne.CanvasObject {
 func (w *Window) buildRight() fyne.CanvasObject {
 	w.shootForm = newOptionsForm(false, w.deps.Available, func(o core.Options) {
 		w.defaults = o
-		w.shoot.changed()
+		w.shoot.Touch()
 		w.markDirty()
 	})
 	w.shootForm.Set(core.Options{}, w.defaults, false)
