@@ -43,6 +43,7 @@ type detailView struct {
 	export   *widget.Button
 	reveal   *widget.Button
 	cancel   *widget.Button
+	retry    *widget.Button
 	info     *widget.Label
 	strip    *fyne.Container
 	stripFor string
@@ -87,12 +88,13 @@ func newDetailView(w *Window) *detailView {
 		}
 	})
 	d.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.cancelScene(d.id) })
+	d.retry = widget.NewButtonWithIcon("Try again", theme.ViewRefreshIcon(), func() { w.retryScene(d.id) })
 	d.info = widget.NewLabel("")
 	d.info.Wrapping = fyne.TextWrapWord
 	d.info.Importance = widget.LowImportance
 	d.strip = container.NewHBox()
 
-	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.reveal, d.export), d.title)
+	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.retry, d.reveal, d.export), d.title)
 	tools := container.NewBorder(nil, nil, container.NewHBox(d.mode, widget.NewSeparator(), d.zoom), nil, d.status)
 	stripScroll := container.NewHScroll(d.strip)
 	foot := container.NewVBox(widget.NewSeparator(), stripScroll, d.info)
@@ -164,6 +166,11 @@ func (d *detailView) update() {
 		d.cancel.Show()
 	} else {
 		d.cancel.Hide()
+	}
+	if s.Terminal() && !done {
+		d.retry.Show()
+	} else {
+		d.retry.Hide()
 	}
 	if done {
 		d.mode.Enable()

@@ -436,6 +436,24 @@ func (sh *Shoot) Reopen(id int, problem string) {
 	}
 }
 
+// Retry puts a scene that failed, was cancelled, expired or was refused back into
+// draft, so it can be processed again (its photos stay imported).
+func (sh *Shoot) Retry(id int) error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s, ok := sh.byID[id]
+	if !ok {
+		return fmt.Errorf("scene %d is not in the shoot", id)
+	}
+	if !s.Terminal() || s.Summary.Status == core.OrderCompleted {
+		return fmt.Errorf("%s has not failed; there is nothing to retry", s.Name)
+	}
+	delete(sh.byOrder, s.OrderID)
+	s.Phase, s.OrderID, s.BatchID, s.Summary, s.Saved, s.Problem, s.RunID = PhaseDraft, "", "", core.OrderSummary{}, "", "", 0
+	sh.changed()
+	return nil
+}
+
 // Submitted records the order of scene id.
 func (sh *Shoot) Submitted(id int, sum core.OrderSummary) {
 	sh.mu.Lock()

@@ -149,3 +149,27 @@ func TestCountsAndETA(t *testing.T) {
 		t.Fatalf("status line %q", got)
 	}
 }
+
+func TestShootRetry(t *testing.T) {
+	sh := NewShoot()
+	ids := sh.Add([]grouping.Scene{{Files: []string{"/a/1.jpg"}}, {Files: []string{"/b/2.jpg"}}})
+	sh.Prepare(ids, 1)
+	sh.Submitted(ids[0], core.OrderSummary{OrderUUID: "a", Status: core.OrderFailed, Error: "boom"})
+	sh.Submitted(ids[1], core.OrderSummary{OrderUUID: "b", Status: core.OrderCompleted})
+	if err := sh.Retry(ids[1]); err == nil {
+		t.Fatal("a completed scene was reset")
+	}
+	if err := sh.Retry(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sh.Get(ids[0])
+	if s.Phase != PhaseDraft || s.OrderID != "" || s.Summary.Error != "" {
+		t.Fatalf("after retry: %+v", s)
+	}
+	if _, found, _ := sh.Update(core.OrderSummary{OrderUUID: "a", Status: core.OrderRunning}); found {
+		t.Fatal("the old order still updates the scene")
+	}
+	if d := sh.Drafts(); len(d) != 1 || d[0].ID != ids[0] {
+		t.Fatalf("drafts %v", d)
+	}
+}

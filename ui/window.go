@@ -281,6 +281,13 @@ func (w *Window) refresh() {
 	}
 	w.updateSceneForm()
 	w.updateListActions()
+	title := "Porchlight"
+	if c.Total > 0 {
+		title += " · " + countsLine(Counts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Active: c.Active, Queued: c.Queued, Draft: c.Draft})
+	}
+	if w.win.Title() != title {
+		w.win.SetTitle(title)
+	}
 }
 
 func countsLine(c Counts) string {

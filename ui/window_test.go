@@ -296,6 +296,22 @@ func TestCancelSceneAndBatch(t *testing.T) {
 		t.Fatalf("engine says %+v, window counted %d cancelled", agg, cancelled)
 	}
 	h.waitFor("the notification", 10*time.Second, func() bool { return h.w.lastNotice != nil })
+
+	// A cancelled scene can be tried again: it goes out alone and completes.
+	h.w.Select(last.ID)
+	h.loop.pump()
+	if h.w.detail.retry.Hidden {
+		t.Fatal("no Try again on a cancelled scene")
+	}
+	h.w.detail.retry.OnTapped()
+	h.shortcut(ctrlEnter)
+	h.waitFor("the retried scene to complete", time.Minute, func() bool {
+		s, _ := h.w.shoot.Get(last.ID)
+		return s.Summary.Status == core.OrderCompleted && s.Saved != ""
+	})
+	if s, _ := h.w.shoot.Get(last.ID); s.BatchID != "" {
+		t.Fatalf("a single scene went out as batch %s", s.BatchID)
+	}
 }
 
 // A scene refused by the catalog's validator is not submitted and says why; the

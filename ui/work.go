@@ -603,6 +603,28 @@ func (w *Window) checkRunDone(runID int) {
 	w.do(func() { w.notify("Batch done", msg) })
 }
 
+// retryScene makes a failed scene a draft again; photos whose import failed are
+// imported anew.
+func (w *Window) retryScene(id int) {
+	if err := w.shoot.Retry(id); err != nil {
+		w.setStatus(err.Error())
+		return
+	}
+	if s, ok := w.shoot.Get(id); ok {
+		for _, f := range s.Files {
+			if w.shoot.File(f).Status == core.AssetFailed {
+				w.shoot.SetFile(f, FileState{})
+				w.importMu.Lock()
+				delete(w.importSeen, f)
+				w.importMu.Unlock()
+				w.enqueueImport(f)
+			}
+		}
+		w.setStatus(s.Name + " is ready to process again.")
+	}
+	w.refresh()
+}
+
 // cancelScene cancels one scene: its order when submitted, else its submission.
 func (w *Window) cancelScene(id int) {
 	s, ok := w.shoot.Get(id)
