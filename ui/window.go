@@ -492,7 +492,11 @@ func (w *Window) updateSceneForm() {
 	// Submitted: what the engine runs, after defaults and presets, read back.
 	w.sceneForm.Object().Hide()
 	w.sceneReset.Hide()
-	w.sceneHeader.SetText(s.Name + " runs with these settings:")
+	verb := " runs with these settings:"
+	if s.Terminal() {
+		verb = " ran with these settings:"
+	}
+	w.sceneHeader.SetText(s.Name + verb)
 	text := "Not submitted."
 	if s.OrderID != "" {
 		if rec, err := w.deps.Engine.OrderRecord(w.owner, s.OrderID); err == nil {

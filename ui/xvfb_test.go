@@ -76,7 +76,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 		"XDG_CONFIG_HOME="+cfgDir,
 		"LANG=en_US.UTF-8",
 		AutoloadEnv+"="+strings.Join(paths, ","),
-		AutoloadOptionsEnv+"=tonecraft=true",
+		AutoloadOptionsEnv+"=tonecraft=true;perspective=true",
 		AutoloadHoldEnv+"=2",
 	)
 	stderr, err := cmd.StderrPipe()
