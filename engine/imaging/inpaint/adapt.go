@@ -1,0 +1,235 @@
+package inpaint
+
+import (
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// adaptColour removes the low-frequency mismatch between the fill and the photo around
+// it, as seamless cloning does (Pérez et al., 2003): along the known pixels bordering
+// the hole it compares the photo with what the fill's own patches say should be there,
+// smooths that difference along the border, and adds its harmonic interpolation
+// (Laplace's equation, the border differences as boundary values) to the hole. The
+// fill keeps its texture and takes the surrounding shading and colour.
+func (l *level) adaptColour() {
+	w, h, nc := l.w, l.h, l.nc
+	// Offsets on the border ring: photo minus the fill's prediction there.
+	ring := make([]bool, w*h)
+	off := make([]float32, w*h*nc)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		var acc [4]float32
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				q := y*w + x
+				if l.hole[q] || !l.touchesHole(x, y) {
+					continue
+				}
+				if !l.predict(x, y, acc[:nc]) {
+					continue
+				}
+				ring[q] = true
+				for c := 0; c < nc; c++ {
+					off[q*nc+c] = l.lin[q*nc+c] - acc[c]
+				}
+			}
+		}
+	})
+	// Smooth the offsets along the ring so that texture in the border does not leak
+	// into the correction as blotches.
+	sm := make([]float32, w*h*nc)
+	const reach = 3
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				q := y*w + x
+				if !ring[q] {
+					continue
+				}
+				var acc [4]float32
+				n := float32(0)
+				for dy := -reach; dy <= reach; dy++ {
+					for dx := -reach; dx <= reach; dx++ {
+						nx, ny := x+dx, y+dy
+						if nx < 0 || ny < 0 || nx >= w || ny >= h || !ring[ny*w+nx] {
+							continue
+						}
+						j := ny*w + nx
+						for c := 0; c < nc; c++ {
+							acc[c] += off[j*nc+c]
+						}
+						n++
+					}
+				}
+				for c := 0; c < nc; c++ {
+					sm[q*nc+c] = acc[c] / n
+				}
+			}
+		}
+	})
+	corr := membrane(l.hole, ring, sm, w, h, nc)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for i := y0 * w; i < y1*w; i++ {
+			if l.hole[i] {
+				for c := 0; c < nc; c++ {
+					l.lin[i*nc+c] += corr[i*nc+c]
+				}
+			}
+		}
+	})
+}
+
+func (l *level) touchesHole(x, y int) bool {
+	i := y*l.w + x
+	return (x > 0 && l.hole[i-1]) || (x < l.w-1 && l.hole[i+1]) ||
+		(y > 0 && l.hole[i-l.w]) || (y < l.h-1 && l.hole[i+l.w])
+}
+
+// predict writes into out the fill's vote for pixel (x, y): the weighted mean of what
+// the target patches covering it point to. It reports false when no target covers it.
+func (l *level) predict(x, y int, out []float32) bool {
+	w, h, nc := l.w, l.h, l.nc
+	for c := range out {
+		out[c] = 0
+	}
+	var wsum float32
+	for dy := -patchR; dy <= patchR; dy++ {
+		py := y - dy
+		if py < 0 || py >= h {
+			continue
+		}
+		for dx := -patchR; dx <= patchR; dx++ {
+			px := x - dx
+			if px < 0 || px >= w {
+				continue
+			}
+			p := py*w + px
+			s := l.nnf[p]
+			if s < 0 {
+				continue
+			}
+			wt := l.wt[p]
+			src := int(s) + dy*w + dx
+			for c := range out {
+				out[c] += wt * l.lin[src*nc+c]
+			}
+			wsum += wt
+		}
+	}
+	if !(wsum > 1e-20) {
+		return false
+	}
+	for c := range out {
+		out[c] /= wsum
+	}
+	return true
+}
+
+// membrane returns, for every unknown pixel, the harmonic interpolation of the values
+// val given at the fixed pixels (nc per pixel; other pixels are ignored, as if the
+// border there were insulated). It solves coarse to fine: the problem is halved until
+// small, solved there by many Gauss-Seidel sweeps, and each finer level starts from
+// the coarser solution and needs only a few sweeps.
+func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
+	out := make([]float32, w*h*nc)
+	copy(out, val)
+	n := 0
+	for _, u := range unknown {
+		if u {
+			n++
+		}
+	}
+	sweeps := 12
+	if n > 0 && (w > 16 || h > 16) && n > 256 {
+		// Coarse problem: a pixel is fixed when any child is (mean of those), unknown
+		// when any child is unknown and none is fixed.
+		cw, ch := (w+1)/2, (h+1)/2
+		cu, cf := make([]bool, cw*ch), make([]bool, cw*ch)
+		cv := make([]float32, cw*ch*nc)
+		for y := 0; y < ch; y++ {
+			for x := 0; x < cw; x++ {
+				o := y*cw + x
+				nfix, unk := 0, false
+				var acc [4]float32
+				for sy := 2 * y; sy < min(2*y+2, h); sy++ {
+					for sx := 2 * x; sx < min(2*x+2, w); sx++ {
+						i := sy*w + sx
+						if fixed[i] {
+							nfix++
+							for c := 0; c < nc; c++ {
+								acc[c] += val[i*nc+c]
+							}
+						}
+						unk = unk || unknown[i]
+					}
+				}
+				if nfix > 0 {
+					cf[o] = true
+					for c := 0; c < nc; c++ {
+						cv[o*nc+c] = acc[c] / float32(nfix)
+					}
+				} else {
+					cu[o] = unk
+				}
+			}
+		}
+		coarse := membrane(cu, cf, cv, cw, ch, nc)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if unknown[i] {
+					o := (y/2)*cw + x/2
+					copy(out[i*nc:i*nc+nc], coarse[o*nc:o*nc+nc])
+				}
+			}
+		}
+	} else {
+		sweeps = 400
+	}
+	gaussSeidel(unknown, fixed, out, w, h, nc, sweeps)
+	return out
+}
+
+// gaussSeidel relaxes the unknown pixels towards the mean of their known or unknown
+// 4-neighbours, red pixels then black ones so that bands never race.
+func gaussSeidel(unknown, fixed []bool, v []float32, w, h, nc, sweeps int) {
+	for s := 0; s < 2*sweeps; s++ {
+		parity := s % 2
+		imaging.Bands(h, func(_, y0, y1 int) {
+			var acc [4]float32
+			for y := y0; y < y1; y++ {
+				for x := (y + parity) % 2; x < w; x += 2 {
+					i := y*w + x
+					if !unknown[i] {
+						continue
+					}
+					acc = [4]float32{}
+					n := float32(0)
+					add := func(j int) {
+						if unknown[j] || fixed[j] {
+							for c := 0; c < nc; c++ {
+								acc[c] += v[j*nc+c]
+							}
+							n++
+						}
+					}
+					if x > 0 {
+						add(i - 1)
+					}
+					if x < w-1 {
+						add(i + 1)
+					}
+					if y > 0 {
+						add(i - w)
+					}
+					if y < h-1 {
+						add(i + w)
+					}
+					if n > 0 {
+						for c := 0; c < nc; c++ {
+							v[i*nc+c] = acc[c] / n
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,135 @@
+package inpaint
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Options tunes Erase.
+type Options struct {
+	// Seed drives the random search; the same image, mask and seed give the same pixels.
+	Seed int64
+}
+
+// MaxHoleFraction is the largest share of the image a mask may mark.
+const MaxHoleFraction = 0.9
+
+// Errors returned by Erase, wrapped with detail; test them with errors.Is.
+var (
+	ErrBadImage     = errors.New("inpaint: unusable image")
+	ErrBadMask      = errors.New("inpaint: unusable mask")
+	ErrMaskAspect   = errors.New("inpaint: mask aspect ratio differs from the image's")
+	ErrEmptyMask    = errors.New("inpaint: mask marks no pixel")
+	ErrMaskTooLarge = errors.New("inpaint: mask leaves too little of the photo to fill from")
+)
+
+// patchR is the patch radius: 7×7 patches, as in Wexler et al. and Newson et al.
+const patchR = 3
+
+// Erase returns a copy of img with the pixels that mask marks (values above 0.5)
+// replaced by texture synthesised from the rest of the photo. img is linear light
+// with 1, 3 or 4 channels; mask has one channel and the image's size or aspect ratio
+// (see the package comment for the rules). img and mask are not modified.
+func Erase(img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image, error) {
+	if err := checkImage(img); err != nil {
+		return nil, err
+	}
+	hole, err := holeMask(mask, img.W(), img.H())
+	if err != nil {
+		return nil, err
+	}
+	w, h := img.W(), img.H()
+	n, bb := 0, image.Rectangle{}
+	for y := 0; y < h; y++ {
+		row := hole[y*w : (y+1)*w]
+		for x, v := range row {
+			if v {
+				n++
+				bb = bb.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	if n == 0 {
+		return nil, ErrEmptyMask
+	}
+	if float64(n) > MaxHoleFraction*float64(w*h) {
+		return nil, fmt.Errorf("%w: it marks %.1f%% of the image, at most %.0f%% may be erased",
+			ErrMaskTooLarge, 100*float64(n)/float64(w*h), 100*MaxHoleFraction)
+	}
+
+	grow := growPixels(w, h)
+	side := max(bb.Dx(), bb.Dy())
+	margin := grow + max(64, side*3/4)
+	roi := bb.Inset(-margin).Intersect(image.Rect(0, 0, w, h))
+
+	r, err := newRegion(img, hole, roi, grow)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.solve(opt.Seed); err != nil {
+		return nil, err
+	}
+	out := img.Clone()
+	r.composite(out)
+	return out, nil
+}
+
+// growPixels is how far the hole is grown before filling: a pixel or two, more on
+// larger photos where edges and halos are wider.
+func growPixels(w, h int) int { return 1 + max(w, h)/1500 }
+
+func checkImage(img *imaging.Image) error {
+	switch {
+	case img == nil:
+		return fmt.Errorf("%w: nil", ErrBadImage)
+	case img.C != 1 && img.C != 3 && img.C != 4:
+		return fmt.Errorf("%w: %d channels, want 1, 3 or 4", ErrBadImage, img.C)
+	case img.W() < 2*patchR+2 || img.H() < 2*patchR+2:
+		return fmt.Errorf("%w: %dx%d is too small to inpaint", ErrBadImage, img.W(), img.H())
+	case img.Stride < img.W()*img.C || len(img.Pix) < (img.H()-1)*img.Stride+img.W()*img.C:
+		return fmt.Errorf("%w: pixel buffer does not match its size", ErrBadImage)
+	}
+	return nil
+}
+
+// holeMask returns the hole as one bool per image pixel, applying the mask rules.
+func holeMask(mask *imaging.Image, w, h int) ([]bool, error) {
+	switch {
+	case mask == nil:
+		return nil, fmt.Errorf("%w: nil", ErrBadMask)
+	case mask.C != 1:
+		return nil, fmt.Errorf("%w: %d channels, want 1", ErrBadMask, mask.C)
+	case mask.W() <= 0 || mask.H() <= 0:
+		return nil, fmt.Errorf("%w: empty %dx%d", ErrBadMask, mask.W(), mask.H())
+	case mask.Stride < mask.W() || len(mask.Pix) < (mask.H()-1)*mask.Stride+mask.W():
+		return nil, fmt.Errorf("%w: pixel buffer does not match its size", ErrBadMask)
+	}
+	mw, mh := mask.W(), mask.H()
+	if mw != w || mh != h {
+		ia, ma := float64(w)/float64(h), float64(mw)/float64(mh)
+		if math.Abs(ma-ia) > 0.01*ia {
+			return nil, fmt.Errorf("%w: mask %dx%d, image %dx%d", ErrMaskAspect, mw, mh, w, h)
+		}
+	}
+	// Nearest neighbour: output pixel x samples mask column floor((x+0.5)·mw/w).
+	cols := make([]int, w)
+	for x := range cols {
+		cols[x] = min(mw-1, int((float64(x)+0.5)*float64(mw)/float64(w)))
+	}
+	hole := make([]bool, w*h)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			my := min(mh-1, int((float64(y)+0.5)*float64(mh)/float64(h)))
+			src := mask.Row(my)
+			dst := hole[y*w : (y+1)*w]
+			for x, mx := range cols {
+				dst[x] = src[mx] > 0.5 // false for NaN
+			}
+		}
+	})
+	return hole, nil
+}

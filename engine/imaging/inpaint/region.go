@@ -1,0 +1,260 @@
+package inpaint
+
+import (
+	"os"
+	"fmt"
+	"image"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// region is the part of the photo being worked on: the grown hole plus a margin of
+// known pixels to copy from, as a pyramid (levels[0] full resolution).
+type region struct {
+	roi    image.Rectangle
+	alpha  []float32 // per roi pixel: share of the synthesised value in the output
+	levels []*level
+}
+
+// minSources is the fewest source patches a level needs to be worth searching.
+const minSources = 64
+
+// minSide is the shortest side a coarse level may have: smaller, and a 7×7 patch
+// spans so much of the picture that distinct things look alike.
+var minSide = int(envF("X_MINSIDE", 48))
+
+func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (*region, error) {
+	w, h := roi.Dx(), roi.Dy()
+	iw := img.W()
+	user := make([]bool, w*h)
+	for y := 0; y < h; y++ {
+		copy(user[y*w:(y+1)*w], hole[(y+roi.Min.Y)*iw+roi.Min.X:])
+	}
+	// Grow the hole by `grow` pixels, then feather over the outer part of the growth.
+	toHole := chamfer(user, w, h, false)
+	l0 := newLevel(w, h, img.C)
+	for i, d := range toHole {
+		l0.hole[i] = d <= int32(3*grow)
+	}
+	toKnown := chamfer(l0.hole, w, h, true)
+	// The mask itself is replaced outright; over the grown ring the fill fades into the
+	// photo, reaching it at the ring's outer edge.
+	ramp := float32(3 * (grow + 1))
+	r := &region{roi: roi, alpha: make([]float32, w*h)}
+	var radius int32
+	known := 0
+	for i, d := range toKnown {
+		switch {
+		case user[i]:
+			r.alpha[i] = 1
+		case l0.hole[i]:
+			r.alpha[i] = min(1, float32(d)/ramp)
+		default:
+			known++
+		}
+		if l0.hole[i] {
+			radius = max(radius, d)
+		}
+	}
+	if known == 0 {
+		return nil, fmt.Errorf("%w: no intact pixel near the hole", ErrMaskTooLarge)
+	}
+	// Copy the region's pixels, replacing values that are not finite.
+	nc := img.C
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			src := img.Row(y + roi.Min.Y)[roi.Min.X*nc : roi.Max.X*nc]
+			dst := l0.lin[y*w*nc : (y+1)*w*nc]
+			for i, v := range src {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					v = 0
+				}
+				dst[i] = v
+			}
+		}
+	})
+	l0.computeTexture(int(envF("X_RHO", 2)))
+	l0.prepare()
+	if len(l0.srcs) < minSources {
+		return nil, fmt.Errorf("%w: only %d intact %dx%d patches around the hole",
+			ErrMaskTooLarge, len(l0.srcs), 2*patchR+1, 2*patchR+1)
+	}
+	r.levels = []*level{l0}
+	// Coarser levels until the hole is a few pixels deep (radius in chamfer units of 3).
+	rad := float64(radius) / 3
+	for cur := l0; rad > 4 && min(cur.w, cur.h) >= 2*minSide; {
+		next := cur.downsample()
+		next.prepare()
+		if len(next.srcs) < minSources {
+			break
+		}
+		r.levels = append(r.levels, next)
+		cur = next
+		rad /= 2
+	}
+	return r, nil
+}
+
+// chamfer returns, for every pixel, the 3-4 chamfer distance (3 per axial step, 4 per
+// diagonal one) to the nearest pixel where set[i] != invert. Pixels with no such pixel
+// get a large value.
+func chamfer(set []bool, w, h int, invert bool) []int32 {
+	const far = int32(1 << 29)
+	d := make([]int32, w*h)
+	for i, v := range set {
+		if v != invert {
+			d[i] = 0
+		} else {
+			d[i] = far
+		}
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := y*w + x
+			v := d[i]
+			if v == 0 {
+				continue
+			}
+			if x > 0 {
+				v = min(v, d[i-1]+3)
+			}
+			if y > 0 {
+				v = min(v, d[i-w]+3)
+				if x > 0 {
+					v = min(v, d[i-w-1]+4)
+				}
+				if x < w-1 {
+					v = min(v, d[i-w+1]+4)
+				}
+			}
+			d[i] = v
+		}
+	}
+	for y := h - 1; y >= 0; y-- {
+		for x := w - 1; x >= 0; x-- {
+			i := y*w + x
+			v := d[i]
+			if v == 0 {
+				continue
+			}
+			if x < w-1 {
+				v = min(v, d[i+1]+3)
+			}
+			if y < h-1 {
+				v = min(v, d[i+w]+3)
+				if x < w-1 {
+					v = min(v, d[i+w+1]+4)
+				}
+				if x > 0 {
+					v = min(v, d[i+w-1]+4)
+				}
+			}
+			d[i] = v
+		}
+	}
+	return d
+}
+
+// schedule is the work done at one level.
+type schedule struct {
+	em     int // expectation-maximisation iterations
+	passes int // PatchMatch passes per iteration
+	radius int // random search starts at this radius
+}
+
+func (r *region) scheduleFor(k int) schedule {
+	l := r.levels[k]
+	full := max(l.w, l.h)
+	coarsest := len(r.levels) - 1
+	switch {
+	case k == coarsest:
+		return schedule{em: 8, passes: 2, radius: full}
+	case k == 0 && coarsest > 0:
+		if v := os.Getenv("X_L0"); v != "" {
+			var a, b, c int
+			fmt.Sscan(v, &a, &b, &c)
+			return schedule{em: a, passes: b, radius: c}
+		}
+		return schedule{em: 1, passes: 1, radius: 4}
+	default:
+		return schedule{em: 3, passes: 2, radius: full}
+	}
+}
+
+// debugLevel, when set by a test, sees every level once it is solved.
+var debugLevel func(k int, l *level)
+
+// solve fills the hole of levels[0], coarse to fine.
+func (r *region) solve(seed int64) error {
+	top := len(r.levels) - 1
+	for k := top; k >= 0; k-- {
+		l := r.levels[k]
+		if k == top {
+			from := l.onionFill(seed)
+			l.randomInit(seed, k)
+			for t, s := range from {
+				if s >= 0 && l.nnf[t] >= 0 {
+					l.nnf[t] = s
+				}
+			}
+			l.evalAll()
+		} else {
+			l.upsampleFrom(r.levels[k+1], seed, k)
+			l.vote(true)
+			l.features(true)
+			l.evalAll()
+		}
+		sc := r.scheduleFor(k)
+		if k == top && os.Getenv("DBG_ONION") != "" {
+			sc.em = 0
+		}
+		for it := 0; it < sc.em; it++ {
+			for p := 0; p < sc.passes; p++ {
+				l.search(seed, k, it, p, sc.radius)
+			}
+			l.weigh()
+			l.vote(k > 0)
+			if k > 0 || it < sc.em-1 {
+				l.features(true)
+				if it < sc.em-1 {
+					l.evalAll()
+				}
+			}
+		}
+		if k == 0 {
+			l.adaptColour()
+		}
+		if debugLevel != nil {
+			debugLevel(k, l)
+		}
+	}
+	return nil
+}
+
+// composite writes the synthesised pixels into out (a copy of the input), blending
+// over the feathered ring; pixels with alpha 0 are not touched.
+func (r *region) composite(out *imaging.Image) {
+	l := r.levels[0]
+	w, nc := l.w, l.nc
+	imaging.Bands(l.h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := out.Row(y + r.roi.Min.Y)[r.roi.Min.X*nc : r.roi.Max.X*nc]
+			for x := 0; x < w; x++ {
+				a := r.alpha[y*w+x]
+				if a <= 0 {
+					continue
+				}
+				src := l.lin[(y*w+x)*nc : (y*w+x+1)*nc]
+				dst := row[x*nc : x*nc+nc]
+				if a >= 1 {
+					copy(dst, src)
+					continue
+				}
+				for c := range dst {
+					dst[c] = a*src[c] + (1-a)*dst[c]
+				}
+			}
+		}
+	})
+}
