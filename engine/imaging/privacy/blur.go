@@ -9,7 +9,7 @@ import (
 
 // The blur is built to destroy, not to soften: inside each region the pixels are first
 // averaged over coarse blocks (six across the region's short side), which keeps
-// no detail finer than a block; the blocks are then smoothed with a box blur two blocks
+// no detail finer than a block; the blocks are then smoothed with a box blur three blocks
 // wide so the patch reads as a soft smear instead of a mosaic; finally deterministic
 // noise, seeded by the region, is added so that no deconvolution can climb back from
 // the smooth result. The region blends in through a feathered mask: an ellipse for
@@ -95,9 +95,9 @@ func (s *blurScratch) apply(img *imaging.Image, d Detection) {
 			}
 		}
 	}
-	// 2. Smooth the blocks: two passes of a box blur two blocks wide, which leaves no
-	// trace of the block edges and nothing finer than about a quarter of the region.
-	r := max(1, bs)
+	// 2. Smooth the blocks: two passes of a box blur three blocks wide, which leaves no
+	// trace of the block edges and nothing finer than about a third of the region.
+	r := max(2, (3*bs+1)/2)
 	for pass := 0; pass < 2; pass++ {
 		boxBlurH(s.region, s.tmp, w, h, cc, r)
 		boxBlurV(s.tmp, s.region, w, h, cc, r)
