@@ -78,7 +78,7 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 		}
 	}
 	k := int(math.Ceil(float64(max(img.W(), img.H())) / scanMaxEdge))
-	g, err := grayOf(img, k)
+	g, skin, err := grayAndSkin(img, k)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 	var runs []cascadeRun
 	nFace := 0
 	if fm != nil {
-		runs = append(runs, fm.proposalRuns()...)
+		runs = append(runs, fm.proposalRuns(newSkinGate(skin, g.w, g.h))...)
 		nFace = len(runs)
 	}
 	if pm != nil {

@@ -70,12 +70,13 @@ func loadFaceModels() (*faceModels, error) {
 // profile scans cost about a quarter as much.
 const profileMinObj = 40
 
-// proposalRuns are the whole-image scans the face detector needs.
-func (m *faceModels) proposalRuns() []cascadeRun {
+// proposalRuns are the whole-image scans the face detector needs; gate (nil for a
+// photo without colour) skips windows without skin tone.
+func (m *faceModels) proposalRuns(gate *skinGate) []cascadeRun {
 	return []cascadeRun{
-		{c: m.panel[faceDefault]},
-		{c: m.panel[faceProfile], minObj: profileMinObj},
-		{c: m.panel[faceProfileM], minObj: profileMinObj},
+		{c: m.panel[faceDefault], gate: gate},
+		{c: m.panel[faceProfile], minObj: profileMinObj, gate: gate},
+		{c: m.panel[faceProfileM], minObj: profileMinObj, gate: gate},
 	}
 }
 

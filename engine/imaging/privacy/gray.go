@@ -12,8 +12,17 @@ import (
 // the integer factor k with a k x k box average taken in linear light (so the shrink is
 // gamma-correct and costs one pass over the full-size pixels).
 func grayOf(img *imaging.Image, k int) (*gray, error) {
+	g, _, err := grayAndSkin(img, k)
+	return g, err
+}
+
+// grayAndSkin is grayOf that also marks, per scanned pixel, whether its colour lies in
+// the usual YCbCr skin cluster (Cb 77..127, Cr 133..173 on 8-bit sRGB). skin is nil
+// for an image without colour (one channel, or every pixel within a few levels of
+// grey), where skin tone tells nothing.
+func grayAndSkin(img *imaging.Image, k int) (*gray, []uint8, error) {
 	if err := checkImage(img); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if k < 1 {
 		k = 1
@@ -21,12 +30,14 @@ func grayOf(img *imaging.Image, k int) (*gray, error) {
 	W, H := img.W(), img.H()
 	w, h := W/k, H/k
 	if w < 1 || h < 1 {
-		return nil, fmt.Errorf("privacy: image %dx%d too small", W, H)
+		return nil, nil, fmt.Errorf("privacy: image %dx%d too small", W, H)
 	}
 	g := &gray{w: w, h: h, pix: make([]uint8, w*h)}
+	skin := make([]uint8, w*h)
+	chroma := make([]float64, imaging.Workers()) // per worker: summed |Cb-128|+|Cr-128|
 	c := img.C
 	inv := 1 / float32(k*k)
-	imaging.Bands(h, func(_, y0, y1 int) {
+	imaging.Bands(h, func(worker, y0, y1 int) {
 		acc := make([]float32, w*3) // per-worker scratch
 		for y := y0; y < y1; y++ {
 			clear(acc)
@@ -51,12 +62,20 @@ func grayOf(img *imaging.Image, k int) (*gray, error) {
 				}
 			}
 			out := g.row(y)
+			sk := skin[y*w : (y+1)*w]
 			for x := 0; x < w; x++ {
 				var v float32
 				if c >= 3 {
-					v = 0.299*float32(imaging.Encode8(acc[3*x]*inv)) +
-						0.587*float32(imaging.Encode8(acc[3*x+1]*inv)) +
-						0.114*float32(imaging.Encode8(acc[3*x+2]*inv))
+					r := float32(imaging.Encode8(acc[3*x] * inv))
+					gg := float32(imaging.Encode8(acc[3*x+1] * inv))
+					b := float32(imaging.Encode8(acc[3*x+2] * inv))
+					v = 0.299*r + 0.587*gg + 0.114*b
+					cb := 128 - 0.168736*r - 0.331264*gg + 0.5*b
+					cr := 128 + 0.5*r - 0.418688*gg - 0.081312*b
+					if cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173 {
+						sk[x] = 1
+					}
+					chroma[worker] += math.Abs(float64(cb-128)) + math.Abs(float64(cr-128))
 				} else {
 					v = float32(imaging.Encode8(acc[3*x] * inv))
 				}
@@ -64,8 +83,18 @@ func grayOf(img *imaging.Image, k int) (*gray, error) {
 			}
 		}
 	})
-	return g, nil
+	total := 0.0
+	for _, v := range chroma {
+		total += v
+	}
+	if c < 3 || total/float64(w*h) < minMeanChroma {
+		skin = nil
+	}
+	return g, skin, nil
 }
+
+// minMeanChroma is the mean |Cb-128|+|Cr-128| below which an image counts as grey.
+const minMeanChroma = 4
 
 // checkImage refuses images the detectors and the blur cannot read safely.
 func checkImage(img *imaging.Image) error {

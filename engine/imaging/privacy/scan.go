@@ -13,6 +13,7 @@ import (
 type cascadeRun struct {
 	c              *Cascade
 	minObj, maxObj float64
+	gate           *skinGate // when set, windows without skin tone are skipped
 }
 
 // rawHit is one window that passed every stage, in scanned-image coordinates.
@@ -201,6 +202,9 @@ func (sw *scanWorker) scanLevel(pyr *pyramid, s float64, runs []cascadeRun) {
 		for y := 0; y+r.c.winH <= sw.img.h; y += step {
 			rowBase := int32(y * sw.it.stride)
 			for x := 0; x+r.c.winW <= sw.img.w; x += step {
+				if r.gate != nil && !r.gate.open(float32(x)*fs, float32(y)*fs, ww, wh) {
+					continue
+				}
 				switch out, res := eval(&sw.it, rowBase+int32(x)); out {
 				case passed:
 					sw.hits[ri] = append(sw.hits[ri], rawHit{x: float32(x) * fs, y: float32(y) * fs, w: ww, h: wh, res: res})
