@@ -173,11 +173,8 @@ func TestInteriorsWithoutPrivateContent(t *testing.T) {
 // TestThresholdMonotone: raising the threshold only ever removes detections, and
 // Detect keeps exactly the candidates whose confidence reaches it.
 func TestThresholdMonotone(t *testing.T) {
-	photo := "2008_002470.jpg" // six faces, a glass that looks like one, clutter
-	if testing.Short() {
-		photo = "2008_001009.jpg"
-	}
-	img := loadPhoto(t, "privacy", "faces", photo)
+	// Six faces, a glass that looks like one, clutter.
+	img := loadPhoto(t, "privacy", "faces", "2008_002470.jpg")
 	all := detect(t, img, Options{Threshold: 0})
 	if len(all) < 3 {
 		t.Fatalf("%d candidates at threshold 0", len(all))
@@ -432,5 +429,24 @@ func BenchmarkBlur(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Blur(img, dets)
+	}
+}
+
+// TestGreyPhoto: without colour there is no skin-tone gate, and faces are still found.
+func TestGreyPhoto(t *testing.T) {
+	src := loadPhoto(t, "privacy", "faces", "2008_001009.jpg")
+	grey := imaging.New(src.W(), src.H(), 1)
+	for y := 0; y < src.H(); y++ {
+		for x := 0; x < src.W(); x++ {
+			grey.Set(x, y, 0, 0.2126*src.At(x, y, 0)+0.7152*src.At(x, y, 1)+0.0722*src.At(x, y, 2))
+		}
+	}
+	if _, skin, err := grayAndSkin(grey, 1); err != nil || skin != nil {
+		t.Fatalf("grey photo: skin marks %v, err %v", skin != nil, err)
+	}
+	dets := detect(t, grey, Options{Categories: []string{ConceptFace}, Threshold: DefaultThreshold})
+	tp, fp, _ := score(dets, faceTruth(t)["2008_001009.jpg"])
+	if tp != 2 || fp != 0 {
+		t.Fatalf("grey photo: %d faces found, %d false: %v", tp, fp, dets)
 	}
 }
