@@ -159,7 +159,7 @@ func hitsAtScale1(c *Cascade, g *gray) []string {
 	var out []string
 	for y := 0; y+c.winH <= g.h; y += 2 {
 		for x := 0; x+c.winW <= g.w; x += 2 {
-			switch o, _ := eval(&it, int32(y*it.stride+x)); o {
+			switch eval(&it, int32(y*it.stride+x)) {
 			case passed:
 				out = append(out, fmt.Sprintf("%d,%d", x, y))
 			case rejectFirst:
@@ -259,7 +259,7 @@ func TestMirroredCascade(t *testing.T) {
 			out := map[[2]int]bool{}
 			for y := 0; y+c.winH <= g.h; y++ {
 				for x := 0; x+c.winW <= g.w; x++ {
-					if o, _ := eval(&it, int32(y*it.stride+x)); o == passed {
+					if eval(&it, int32(y*it.stride+x)) == passed {
 						if flip {
 							out[[2]int{g.w - c.winW - x, y}] = true
 						} else {
@@ -323,7 +323,7 @@ func TestGroupHits(t *testing.T) {
 	var hits []rawHit
 	add := func(x, y, w float32, n int) {
 		for i := 0; i < n; i++ {
-			hits = append(hits, rawHit{x: x + float32(i%3), y: y + float32(i%2), w: w, h: w, res: windowResult{lastMargin: 1}})
+			hits = append(hits, rawHit{x: x + float32(i%3), y: y + float32(i%2), w: w, h: w})
 		}
 	}
 	add(100, 100, 40, 6) // a face

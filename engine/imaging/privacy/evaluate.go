@@ -74,15 +74,9 @@ func (p *prepared) bind(c *Cascade, stride int) {
 	}
 }
 
-// windowResult is what a window that passes every stage reports: the margins by which
-// the last stage and all stages together cleared their thresholds, used for confidence.
-type windowResult struct {
-	lastMargin float32
-	meanMargin float32
-}
-
-// minWindowStd is OpenCV's flat-window rejection: windows whose standard deviation is
-// at most 10 grey levels are skipped before any stage runs (area/nf >= 0.1).
+// minWindowStdRatio is OpenCV's flat-window rejection: windows whose standard
+// deviation is at most 10 grey levels are skipped before any stage runs
+// (area / (area * std) >= 0.1).
 const minWindowStdRatio = 0.1
 
 // Window outcomes besides passing: rejected as flat before any stage, or by stage 0.
@@ -96,24 +90,23 @@ const (
 
 // evalHaar runs the cascade on the window whose top-left corner is at table offset
 // base. It stops as soon as one stage fails and reports how the window ended.
-func (p *prepared) evalHaar(it *integrals, base int32) (int, windowResult) {
+func (p *prepared) evalHaar(it *integrals, base int32) int {
 	sum, sq := it.sum, it.sq
 	n := &p.norm
 	vs := float64(sum[base+n[0]] - sum[base+n[1]] - sum[base+n[2]] + sum[base+n[3]])
 	vq := float64(sq[base+n[0]] - sq[base+n[1]] - sq[base+n[2]] + sq[base+n[3]])
 	nf := p.normArea*vq - vs*vs
 	if nf <= 0 {
-		return rejectFlat, windowResult{}
+		return rejectFlat
 	}
 	nf = math.Sqrt(nf)
 	if p.normArea/nf >= minWindowStdRatio {
-		return rejectFlat, windowResult{}
+		return rejectFlat
 	}
 	inv := float32(1 / nf)
 	c := p.c
 	sum32, tilted := sum, it.tilted
 	nodes := p.haar
-	var total, last float32
 	for si, st := range c.stages {
 		var acc float32
 		for _, w := range c.weaks[st.weak0 : st.weak0+st.nweak] {
@@ -144,21 +137,18 @@ func (p *prepared) evalHaar(it *integrals, base int32) (int, windowResult) {
 		}
 		if acc < st.threshold {
 			if si == 0 {
-				return rejectFirst, windowResult{}
+				return rejectFirst
 			}
-			return rejectLater, windowResult{}
+			return rejectLater
 		}
-		last = acc - st.threshold
-		total += last
 	}
-	return passed, windowResult{lastMargin: last, meanMargin: total / float32(len(c.stages))}
+	return passed
 }
 
 // evalLBP runs a multi-block LBP cascade (stumps with 256-way categorical splits).
-func (p *prepared) evalLBP(it *integrals, base int32) (int, windowResult) {
+func (p *prepared) evalLBP(it *integrals, base int32) int {
 	c := p.c
 	sum := it.sum
-	var total, last float32
 	for si, st := range c.stages {
 		var acc float32
 		for wi := st.weak0; wi < st.weak0+st.nweak; wi++ {
@@ -182,14 +172,12 @@ func (p *prepared) evalLBP(it *integrals, base int32) (int, windowResult) {
 		}
 		if acc < st.threshold {
 			if si == 0 {
-				return rejectFirst, windowResult{}
+				return rejectFirst
 			}
-			return rejectLater, windowResult{}
+			return rejectLater
 		}
-		last = acc - st.threshold
-		total += last
 	}
-	return passed, windowResult{lastMargin: last, meanMargin: total / float32(len(c.stages))}
+	return passed
 }
 
 // lbpCode compares the eight outer blocks of a 3x3 grid with the centre block; bit

@@ -5,14 +5,11 @@ import (
 	"sort"
 )
 
-// group is a cluster of overlapping raw hits: their mean rectangle, how many hits it
-// holds, and the best and mean stage margins of its members.
+// group is a cluster of overlapping raw hits: their mean rectangle and how many hits
+// it holds.
 type group struct {
 	x, y, w, h float64
 	n          int
-	bestLast   float64
-	meanLast   float64
-	bestMean   float64
 }
 
 // similar is OpenCV's SimilarRects: every edge within eps times the mean smaller side.
@@ -27,7 +24,7 @@ func similar(a, b *rawHit, eps float64) bool {
 // groupHits clusters hits the way cv::groupRectangles does (equivalence classes of
 // similar rectangles, averaged), keeps clusters with more than minNeighbors members,
 // and drops a cluster lying inside a clearly stronger one. Unlike OpenCV it keeps the
-// member count and margins, which feed the confidence.
+// member count, which feeds the confidence.
 func groupHits(hits []rawHit, minNeighbors int, eps float64) []group {
 	n := len(hits)
 	if n == 0 {
@@ -74,7 +71,7 @@ func groupHits(hits []rawHit, minNeighbors int, eps float64) []group {
 		r := find(int32(i))
 		g := byRoot[r]
 		if g == nil {
-			g = &group{bestLast: math.Inf(-1), bestMean: math.Inf(-1)}
+			g = &group{}
 			byRoot[r] = g
 			order = append(order, r)
 		}
@@ -84,15 +81,12 @@ func groupHits(hits []rawHit, minNeighbors int, eps float64) []group {
 		g.w += float64(h.w)
 		g.h += float64(h.h)
 		g.n++
-		g.meanLast += float64(h.res.lastMargin)
-		g.bestLast = math.Max(g.bestLast, float64(h.res.lastMargin))
-		g.bestMean = math.Max(g.bestMean, float64(h.res.meanMargin))
 	}
 	all := make([]group, 0, len(order))
 	for _, r := range order {
 		g := *byRoot[r]
 		k := float64(g.n)
-		g.x, g.y, g.w, g.h, g.meanLast = g.x/k, g.y/k, g.w/k, g.h/k, g.meanLast/k
+		g.x, g.y, g.w, g.h = g.x/k, g.y/k, g.w/k, g.h/k
 		all = append(all, g)
 	}
 	var out []group

@@ -13,7 +13,7 @@ import (
 // glyphs anywhere in the image (connected components of a local-mean binarisation at
 // four glyph sizes). Every proposal is then checked on a full-resolution patch: its
 // text row is found again, the plate box is rebuilt around it with US/EU plate
-// proportions, and the glyph count, contrast, background flatness and cascade support
+// proportions, and the glyph count, outline, flat paint between glyphs and cascade support
 // give the confidence.
 
 var plateModelFiles = [...]string{
@@ -49,9 +49,7 @@ func (m *plateModels) runs() []cascadeRun {
 type plateCandidate struct {
 	box      rectF // plate box estimate
 	glyphs   int   // glyphs in the text row found on the full-resolution patch
-	glyphH   float64
 	contrast float64
-	flat     float64 // share of the plate background close to its median
 	gapFlat  float64 // share of the row's non-glyph pixels close to their median
 	hDev     float64 // spread of glyph heights
 	aspect   float64 // mean glyph width over height
@@ -151,10 +149,8 @@ func verifyPlates(img *imaging.Image, pyr *pyramid, k float64, props []rectF, hi
 		c := plateCandidate{
 			box:      plateFromRow(rowBox, row.meanH*sy),
 			glyphs:   row.n,
-			glyphH:   row.meanH * sy * k,
 			contrast: row.contrast,
 		}
-		c.flat = flatness(patch, pw, hh, row)
 		c.gapFlat, c.hDev = row.gapFlat, row.heightDev
 		c.aspect = row.sumAspect / float64(row.n)
 		c.border = plateBorder(patch, pw, hh, row)
@@ -182,26 +178,6 @@ func verifyPlates(img *imaging.Image, pyr *pyramid, k float64, props []rectF, hi
 		}
 	}
 	return kept
-}
-
-// flatness is the share of the patch pixels around the text row (the plate face above
-// and below the glyphs, within the row's width) that lie within 20 grey levels of their
-// median: a painted plate is flat, a grille or a bookshelf is not.
-func flatness(pix []uint8, w, h int, row textRow) float64 {
-	gh := row.y1 - row.y0
-	y0, y1 := max(0, row.y0-gh/2), min(h, row.y1+gh/2)
-	var hist [256]int
-	n := 0
-	for y := y0; y < y1; y++ {
-		if y >= row.y0 && y < row.y1 {
-			continue
-		}
-		for x := row.x0; x < row.x1; x++ {
-			hist[pix[y*w+x]]++
-			n++
-		}
-	}
-	return nearMedian(&hist, n, 20)
 }
 
 // cascadeSupport counts plate-cascade windows centred inside the plate box with a

@@ -28,11 +28,8 @@ func (r rectF) clip(w, h int) rectF {
 }
 
 // evidence is what one cascade says about one region: how many windows passed every
-// stage and by how much the best of them cleared the last stage.
-type evidence struct {
-	n      int
-	margin float64 // mean last-stage margin of the passing windows
-}
+// stage.
+type evidence struct{ n int }
 
 // local scans small regions of the pyramid at chosen scales. Each worker owns one, so
 // its buffers grow to the largest region once and are then reused.
@@ -98,7 +95,7 @@ const localStride = 192
 
 // hitFunc receives each passing window of a local scan: its centre in scanned-image
 // pixels and its width and height there.
-type hitFunc func(cx, cy, w, h float64, res windowResult)
+type hitFunc func(cx, cy, w, h float64)
 
 // scanAt runs cascade c over region r, turned by angle, at the scale where its window
 // is winPx scanned pixels wide, visiting every position, and reports the passing
@@ -133,11 +130,11 @@ func (l *local) scanAt(c *Cascade, r rectF, winPx, angle float64, fn hitFunc) {
 	for y := 0; y+c.winH <= l.img.h; y++ {
 		base := int32(y * l.it.stride)
 		for x := 0; x+c.winW <= l.img.w; x++ {
-			if out, res := eval(&l.it, base+int32(x)); out == passed {
+			if eval(&l.it, base+int32(x)) == passed {
 				// Window centre, level pixels from the level centre, back to the image.
 				dx := float64(x) + float64(c.winW)/2 - hx
 				dy := float64(y) + float64(c.winH)/2 - hy
-				fn(r.cx()+cos*dx-sin*dy, r.cy()+sin*dx+cos*dy, ww, wh, res)
+				fn(r.cx()+cos*dx-sin*dy, r.cy()+sin*dx+cos*dy, ww, wh)
 			}
 		}
 	}

@@ -17,10 +17,7 @@ type cascadeRun struct {
 }
 
 // rawHit is one window that passed every stage, in scanned-image coordinates.
-type rawHit struct {
-	x, y, w, h float32
-	res        windowResult
-}
+type rawHit struct{ x, y, w, h float32 }
 
 // scaleStep is the pyramid ratio between neighbouring levels, OpenCV's usual 1.1.
 const scaleStep = 1.1
@@ -205,9 +202,9 @@ func (sw *scanWorker) scanLevel(pyr *pyramid, s float64, runs []cascadeRun) {
 				if r.gate != nil && !r.gate.open(float32(x)*fs, float32(y)*fs, ww, wh) {
 					continue
 				}
-				switch out, res := eval(&sw.it, rowBase+int32(x)); out {
+				switch eval(&sw.it, rowBase+int32(x)) {
 				case passed:
-					sw.hits[ri] = append(sw.hits[ri], rawHit{x: float32(x) * fs, y: float32(y) * fs, w: ww, h: wh, res: res})
+					sw.hits[ri] = append(sw.hits[ri], rawHit{x: float32(x) * fs, y: float32(y) * fs, w: ww, h: wh})
 				case rejectFirst:
 					x += step // OpenCV's shortcut: a stage-0 reject skips its neighbour
 				}
