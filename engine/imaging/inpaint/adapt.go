@@ -1,6 +1,8 @@
 package inpaint
 
 import (
+	"image"
+
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
@@ -11,48 +13,60 @@ import (
 // (Laplace's equation, the border differences as boundary values) to the hole. The
 // fill keeps its texture and takes the surrounding shading and colour.
 func (l *level) adaptColour() {
-	w, h, nc := l.w, l.h, l.nc
+	w, nc := l.w, l.nc
+	// Work inside the hole's bounding box grown by the border ring.
+	box := image.Rectangle{}
+	for y, hs := range l.holeSpans {
+		if hs[0] < hs[1] {
+			box = box.Union(image.Rect(int(hs[0]), y, int(hs[1]), y+1))
+		}
+	}
+	box = box.Inset(-1).Intersect(image.Rect(0, 0, l.w, l.h))
+	bw, bh := box.Dx(), box.Dy()
+	if bw <= 0 || bh <= 0 {
+		return
+	}
 	// Offsets on the border ring: photo minus the fill's prediction there.
-	ring := make([]bool, w*h)
-	off := make([]float32, w*h*nc)
-	imaging.Bands(h, func(_, y0, y1 int) {
+	hole := make([]bool, bw*bh)
+	ring := make([]bool, bw*bh)
+	off := make([]float32, bw*bh*nc)
+	imaging.Bands(bh, func(_, y0, y1 int) {
 		var acc [4]float32
-		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
-				q := y*w + x
-				if l.hole[q] || !l.touchesHole(x, y) {
+		for by := y0; by < y1; by++ {
+			for bx := 0; bx < bw; bx++ {
+				x, y := bx+box.Min.X, by+box.Min.Y
+				q, b := y*w+x, by*bw+bx
+				hole[b] = l.hole[q]
+				if l.hole[q] || !l.touchesHole(x, y) || !l.predict(x, y, acc[:nc]) {
 					continue
 				}
-				if !l.predict(x, y, acc[:nc]) {
-					continue
-				}
-				ring[q] = true
+				ring[b] = true
 				for c := 0; c < nc; c++ {
-					off[q*nc+c] = l.lin[q*nc+c] - acc[c]
+					off[b*nc+c] = l.lin[q*nc+c] - acc[c]
 				}
 			}
 		}
 	})
 	// Smooth the offsets along the ring so that texture in the border does not leak
 	// into the correction as blotches.
-	sm := make([]float32, w*h*nc)
+	sm := make([]float32, bw*bh*nc)
 	const reach = 3
-	imaging.Bands(h, func(_, y0, y1 int) {
+	imaging.Bands(bh, func(_, y0, y1 int) {
+		var acc [4]float32
 		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
-				q := y*w + x
-				if !ring[q] {
+			for x := 0; x < bw; x++ {
+				b := y*bw + x
+				if !ring[b] {
 					continue
 				}
-				var acc [4]float32
+				acc = [4]float32{}
 				n := float32(0)
-				for dy := -reach; dy <= reach; dy++ {
-					for dx := -reach; dx <= reach; dx++ {
-						nx, ny := x+dx, y+dy
-						if nx < 0 || ny < 0 || nx >= w || ny >= h || !ring[ny*w+nx] {
+				for yy := max(0, y-reach); yy <= min(bh-1, y+reach); yy++ {
+					for xx := max(0, x-reach); xx <= min(bw-1, x+reach); xx++ {
+						j := yy*bw + xx
+						if !ring[j] {
 							continue
 						}
-						j := ny*w + nx
 						for c := 0; c < nc; c++ {
 							acc[c] += off[j*nc+c]
 						}
@@ -60,17 +74,22 @@ func (l *level) adaptColour() {
 					}
 				}
 				for c := 0; c < nc; c++ {
-					sm[q*nc+c] = acc[c] / n
+					sm[b*nc+c] = acc[c] / n
 				}
 			}
 		}
 	})
-	corr := membrane(l.hole, ring, sm, w, h, nc)
-	imaging.Bands(h, func(_, y0, y1 int) {
-		for i := y0 * w; i < y1*w; i++ {
-			if l.hole[i] {
+	corr := membrane(hole, ring, sm, bw, bh, nc)
+	imaging.Bands(bh, func(_, y0, y1 int) {
+		for by := y0; by < y1; by++ {
+			for bx := 0; bx < bw; bx++ {
+				b := by*bw + bx
+				if !hole[b] {
+					continue
+				}
+				q := (by+box.Min.Y)*w + bx + box.Min.X
 				for c := 0; c < nc; c++ {
-					l.lin[i*nc+c] += corr[i*nc+c]
+					l.lin[q*nc+c] += corr[b*nc+c]
 				}
 			}
 		}
@@ -137,7 +156,7 @@ func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 			n++
 		}
 	}
-	sweeps := 12
+	sweeps := 6
 	if n > 0 && (w > 16 || h > 16) && n > 256 {
 		// Coarse problem: a pixel is fixed when any child is (mean of those), unknown
 		// when any child is unknown and none is fixed.
@@ -172,15 +191,52 @@ func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 			}
 		}
 		coarse := membrane(cu, cf, cv, cw, ch, nc)
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				i := y*w + x
-				if unknown[i] {
-					o := (y/2)*cw + x/2
-					copy(out[i*nc:i*nc+nc], coarse[o*nc:o*nc+nc])
+		has := func(o int) bool { return cu[o] || cf[o] }
+		// Bilinear prolongation over the coarse cells that carry a value.
+		imaging.Bands(h, func(_, y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				v := float32(y)/2 - 0.25
+				cy0 := min(max(int(v), 0), ch-1)
+				cy1 := min(cy0+1, ch-1)
+				fy := min(max(v-float32(cy0), 0), 1)
+				for x := 0; x < w; x++ {
+					i := y*w + x
+					if !unknown[i] {
+						continue
+					}
+					u := float32(x)/2 - 0.25
+					cx0 := min(max(int(u), 0), cw-1)
+					cx1 := min(cx0+1, cw-1)
+					fx := min(max(u-float32(cx0), 0), 1)
+					var acc [4]float32
+					var ws float32
+					for _, c := range [4]struct {
+						o  int
+						wt float32
+					}{
+						{cy0*cw + cx0, (1 - fx) * (1 - fy)},
+						{cy0*cw + cx1, fx * (1 - fy)},
+						{cy1*cw + cx0, (1 - fx) * fy},
+						{cy1*cw + cx1, fx * fy},
+					} {
+						if c.wt > 0 && has(c.o) {
+							for k := 0; k < nc; k++ {
+								acc[k] += c.wt * coarse[c.o*nc+k]
+							}
+							ws += c.wt
+						}
+					}
+					if ws > 0 {
+						for k := 0; k < nc; k++ {
+							out[i*nc+k] = acc[k] / ws
+						}
+					} else {
+						o := (y/2)*cw + x/2
+						copy(out[i*nc:i*nc+nc], coarse[o*nc:o*nc+nc])
+					}
 				}
 			}
-		}
+		})
 	} else {
 		sweeps = 400
 	}

@@ -1,9 +1,7 @@
 package inpaint
 
-import (
-	"fmt"
-	"os"
-)
+// onionRandom is how many random sources each onion pixel tries before refining.
+const onionRandom = 32
 
 // onionFill gives the hole of the coarsest level its first estimate by peeling it
 // from the border inwards: each pixel, in order of its distance to the known photo,
@@ -13,9 +11,6 @@ import (
 // hole thus continues into it, instead of the flat average a smooth fill would give,
 // which the search would then match with flat sources. It returns each hole pixel's
 // source (-1 elsewhere) to seed the field.
-var xOnionRand = int(envF("X_ORAND", 32))
-var xOnionRounds = int(envF("X_OROUNDS", 2))
-
 func (l *level) onionFill(seed int64) []int32 {
 	w, h, nc, nf := l.w, l.h, l.nc, l.nf
 	done := make([]bool, w*h)
@@ -44,7 +39,7 @@ func (l *level) onionFill(seed int64) []int32 {
 				if s < 0 || s >= len(l.valid) || !l.valid[s] || int32(s) == best {
 					return
 				}
-				if d := l.maskedSSD(i, s, e, done); d < bd {
+				if d := l.maskedSSD(i, s, e, done) + l.penalty(x, y, s); d < bd {
 					bd, best = d, int32(s)
 				}
 			}
@@ -59,10 +54,10 @@ func (l *level) onionFill(seed int64) []int32 {
 					}
 				}
 			}
-			for range xOnionRand {
+			for range onionRandom {
 				try(int(l.srcs[r.intn(len(l.srcs))]))
 			}
-			for range xOnionRounds {
+			for range 2 {
 				cx, cy := int(best)%w, int(best)/w
 				for rad := full; rad >= 1; rad /= 2 {
 					sx := cx + r.intn(2*rad+1) - rad
@@ -73,11 +68,10 @@ func (l *level) onionFill(seed int64) []int32 {
 				}
 			}
 			s := int(best)
-			if os.Getenv("DBG_ONION") != "" && i%7 == 0 {
-				fmt.Printf("p(%d,%d) best(%d,%d) d=%.4f feat %v src %v\n", x, y, s%w, s/w, bd, l.feat[(i-1)*nf:(i-1)*nf+nf], l.feat[s*nf:s*nf+nf])
-			}
 			copy(l.lin[i*nc:i*nc+nc], l.lin[s*nc:s*nc+nc])
-			l.tex[2*i], l.tex[2*i+1] = l.tex[2*s], l.tex[2*s+1]
+			if l.hasTex {
+				l.tex[2*i], l.tex[2*i+1] = l.tex[2*s], l.tex[2*s+1]
+			}
 			copy(l.feat[i*nf:i*nf+nf], l.feat[s*nf:s*nf+nf])
 			from[i] = best
 			done[i] = true
@@ -105,11 +99,12 @@ func (l *level) onionFill(seed int64) []int32 {
 }
 
 // maskedSSD is the mean squared feature distance between the target patch at t and
-// the source patch at s over the target pixels that are known or already filled.
+// the source patch at s over the target pixels that are known (weighted as in ssd) or
+// already filled.
 func (l *level) maskedSSD(t, s int, e extent, done []bool) float32 {
 	nf, w := l.nf, l.w
 	var sum float32
-	n := 0
+	n := float32(0)
 	for dy := e.dy0; dy <= e.dy1; dy++ {
 		for dx := e.dx0; dx <= e.dx1; dx++ {
 			o := dy*w + dx
@@ -118,17 +113,23 @@ func (l *level) maskedSSD(t, s int, e extent, done []bool) float32 {
 			}
 			a := l.feat[(t+o)*nf : (t+o)*nf+nf]
 			b := l.feat[(s+o)*nf : (s+o)*nf+nf]
+			var d2 float32
 			for k := range a {
 				d := a[k] - b[k]
-				sum += d * d
+				d2 += d * d
 			}
-			n++
+			wt := float32(1)
+			if !l.hole[t+o] {
+				wt = knownWeight
+			}
+			sum += wt * d2
+			n += wt
 		}
 	}
 	if n == 0 {
 		return inf32
 	}
-	return sum / float32(n)
+	return sum / n / float32(nf)
 }
 
 func (l *level) hasDoneNeighbour(done []bool, i int) bool {

@@ -11,6 +11,21 @@ import (
 // from the CPU count, so that results do not depend on the machine.
 const bandRows = 16
 
+// knownWeight is how much more a known pixel of a target patch counts in the distance
+// than a hole pixel: the known pixels are the photo, the hole's only the current
+// guess, and where the two meet the fill must line up with the photo.
+const knownWeight = 8
+
+// Locality: a source locScale hole radii from its target costs locWeight typical
+// patch distances (the level's 75th percentile), growing with the square of the
+// distance. What a hole hides is most like what lies right around it; without this,
+// a patch from across the photo that happens to match a little better wins, and the
+// fill turns into a collage.
+const (
+	locScale  = 1
+	locWeight = 16
+)
+
 // rng is splitmix64: tiny, fast and good enough for picking candidates.
 type rng uint64
 
@@ -73,18 +88,42 @@ func forEach(n int, fn func(i int)) {
 	}
 }
 
-// extent is a target patch clipped to the level: offsets dy0..dy1, dx0..dx1 inclusive.
-type extent struct{ dx0, dx1, dy0, dy1, n int }
+// extent is a target patch clipped to the level: offsets dy0..dy1, dx0..dx1
+// inclusive; n is the (weighted) number of samples it compares, mixed whether it
+// holds known pixels as well as hole ones.
+type extent struct {
+	dx0, dx1, dy0, dy1, n int
+	mixed                 bool
+}
 
 func (l *level) extentAt(x, y int) extent {
-	e := extent{max(-patchR, -x), min(patchR, l.w-1-x), max(-patchR, -y), min(patchR, l.h-1-y), 0}
-	e.n = (e.dx1 - e.dx0 + 1) * (e.dy1 - e.dy0 + 1) * l.nf
+	e := extent{dx0: max(-patchR, -x), dx1: min(patchR, l.w-1-x), dy0: max(-patchR, -y), dy1: min(patchR, l.h-1-y)}
+	t := y*l.w + x
+	if !l.mixed[t] {
+		e.n = (e.dx1 - e.dx0 + 1) * (e.dy1 - e.dy0 + 1) * l.nf
+		return e
+	}
+	e.mixed = true
+	for dy := e.dy0; dy <= e.dy1; dy++ {
+		row := l.hole[t+dy*l.w+e.dx0 : t+dy*l.w+e.dx1+1]
+		for _, hole := range row {
+			if hole {
+				e.n++
+			} else {
+				e.n += knownWeight
+			}
+		}
+	}
+	e.n *= l.nf
 	return e
 }
 
 // ssd is the squared feature distance between the target patch at t and the source
 // patch at s (pixel indices), stopping early once it reaches bound.
 func (l *level) ssd(t, s int, e extent, bound float32) float32 {
+	if e.mixed {
+		return l.ssdMixed(t, s, e, bound)
+	}
 	nf, w := l.nf, l.w
 	rowLen := (e.dx1 - e.dx0 + 1) * nf
 	to := (t + e.dy0*w + e.dx0) * nf
@@ -114,6 +153,52 @@ func (l *level) ssd(t, s int, e extent, bound float32) float32 {
 		so += step
 	}
 	return sum
+}
+
+// ssdMixed is ssd for a target patch with known pixels, which count knownWeight times.
+func (l *level) ssdMixed(t, s int, e extent, bound float32) float32 {
+	nf, w := l.nf, l.w
+	var sum float32
+	for dy := e.dy0; dy <= e.dy1; dy++ {
+		for dx := e.dx0; dx <= e.dx1; dx++ {
+			o := dy*w + dx
+			a := l.feat[(t+o)*nf : (t+o)*nf+nf]
+			b := l.feat[(s+o)*nf : (s+o)*nf+nf]
+			b = b[:len(a)]
+			var d2 float32
+			for k := range a {
+				d := a[k] - b[k]
+				d2 += d * d
+			}
+			if !l.hole[t+o] {
+				d2 *= knownWeight
+			}
+			sum += d2
+		}
+		if sum >= bound {
+			return sum
+		}
+	}
+	return sum
+}
+
+// penalty is the locality cost of copying the source centred at s into the target at
+// (x, y), in the units of dist.
+func (l *level) penalty(x, y, s int) float32 {
+	dx, dy := float32(x-s%l.w), float32(y-s/l.w)
+	return l.locW * (dx*dx + dy*dy) * l.locR2inv
+}
+
+// setLocality scales the locality penalty to the hole's size at this level and to a
+// typical patch distance sigma2.
+func (l *level) setLocality(sigma2 float32) {
+	var deepest int32
+	for _, d := range l.depth {
+		deepest = max(deepest, d)
+	}
+	r := locScale * (float32(deepest)/3 + patchR)
+	l.locR2inv = 1 / (r * r)
+	l.locW = locWeight * sigma2
 }
 
 // evalAll recomputes every target's distance for its current source.
@@ -154,9 +239,10 @@ func (l *level) randomInit(seed int64, k int) {
 	})
 }
 
-// search runs one PatchMatch pass: propagation from the neighbours already visited in
-// this pass's scan order, then random search in windows halving from maxR. Even bands
-// run first, then odd ones, so no band reads rows another band is writing.
+// search runs one PatchMatch pass over level k: propagation from the neighbours
+// already visited in this pass's scan order, then random search in windows halving
+// from maxR. Even bands run first, then odd ones, so no band reads rows another band
+// is writing.
 func (l *level) search(seed int64, k, it, pass int, maxR int) {
 	reverse := pass%2 == 1
 	nb := (l.h + bandRows - 1) / bandRows
@@ -191,14 +277,20 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 				continue
 			}
 			e := l.extentAt(x, y)
-			nf := float32(e.n)
-			bd := l.dist[t] * nf
+			n := float32(e.n)
+			dist := l.dist[t]
+			total := dist + l.penalty(x, y, int(best))
 			try := func(s int) {
 				if s < 0 || s >= len(l.valid) || !l.valid[s] || int32(s) == best {
 					return
 				}
-				if d := l.ssd(t, s, e, bd); d < bd {
-					bd, best = d, int32(s)
+				ps := l.penalty(x, y, s)
+				if ps >= total {
+					return
+				}
+				bound := (total - ps) * n
+				if d := l.ssd(t, s, e, bound); d < bound {
+					best, dist, total = int32(s), d/n, d/n+ps
 				}
 			}
 			// Propagation: the neighbour's source shifted by one pixel.
@@ -223,7 +315,7 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 				try(sy*w + sx)
 			}
 			l.nnf[t] = best
-			l.dist[t] = bd / nf
+			l.dist[t] = dist
 		}
 	}
 }

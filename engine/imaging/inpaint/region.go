@@ -1,7 +1,6 @@
 package inpaint
 
 import (
-	"os"
 	"fmt"
 	"image"
 	"math"
@@ -22,43 +21,49 @@ const minSources = 64
 
 // minSide is the shortest side a coarse level may have: smaller, and a 7×7 patch
 // spans so much of the picture that distinct things look alike.
-var minSide = int(envF("X_MINSIDE", 48))
+const minSide = 48
 
+// newRegion copies the roi of img, grows the hole (one bool per image pixel) by grow
+// pixels and builds the pyramid.
 func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (*region, error) {
 	w, h := roi.Dx(), roi.Dy()
 	iw := img.W()
 	user := make([]bool, w*h)
+	var bb image.Rectangle
 	for y := 0; y < h; y++ {
-		copy(user[y*w:(y+1)*w], hole[(y+roi.Min.Y)*iw+roi.Min.X:])
+		row := user[y*w : (y+1)*w]
+		copy(row, hole[(y+roi.Min.Y)*iw+roi.Min.X:])
+		for x, v := range row {
+			if v {
+				bb = bb.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
 	}
-	// Grow the hole by `grow` pixels, then feather over the outer part of the growth.
-	toHole := chamfer(user, w, h, false)
-	l0 := newLevel(w, h, img.C)
+	all := image.Rect(0, 0, w, h)
+	// Grow the hole by `grow` pixels.
+	toHole := chamferIn(user, w, h, bb.Inset(-grow-1).Intersect(all), false)
+	l0 := newLevel(w, h, img.C, false)
 	for i, d := range toHole {
 		l0.hole[i] = d <= int32(3*grow)
 	}
-	toKnown := chamfer(l0.hole, w, h, true)
+	bb = bb.Inset(-grow).Intersect(all)
+	depth := chamferIn(l0.hole, w, h, bb.Inset(-1).Intersect(all), true)
 	// The mask itself is replaced outright; over the grown ring the fill fades into the
 	// photo, reaching it at the ring's outer edge.
 	ramp := float32(3 * (grow + 1))
 	r := &region{roi: roi, alpha: make([]float32, w*h)}
 	var radius int32
-	known := 0
-	for i, d := range toKnown {
-		switch {
-		case user[i]:
-			r.alpha[i] = 1
-		case l0.hole[i]:
-			r.alpha[i] = min(1, float32(d)/ramp)
-		default:
-			known++
+	for y := bb.Min.Y; y < bb.Max.Y; y++ {
+		for x := bb.Min.X; x < bb.Max.X; x++ {
+			i := y*w + x
+			switch {
+			case user[i]:
+				r.alpha[i] = 1
+			case l0.hole[i]:
+				r.alpha[i] = min(1, float32(depth[i])/ramp)
+			}
+			radius = max(radius, depth[i])
 		}
-		if l0.hole[i] {
-			radius = max(radius, d)
-		}
-	}
-	if known == 0 {
-		return nil, fmt.Errorf("%w: no intact pixel near the hole", ErrMaskTooLarge)
 	}
 	// Copy the region's pixels, replacing values that are not finite.
 	nc := img.C
@@ -74,8 +79,7 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 			}
 		}
 	})
-	l0.computeTexture(int(envF("X_RHO", 2)))
-	l0.prepare()
+	l0.prepare(depth)
 	if len(l0.srcs) < minSources {
 		return nil, fmt.Errorf("%w: only %d intact %dx%d patches around the hole",
 			ErrMaskTooLarge, len(l0.srcs), 2*patchR+1, 2*patchR+1)
@@ -85,7 +89,7 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 	rad := float64(radius) / 3
 	for cur := l0; rad > 4 && min(cur.w, cur.h) >= 2*minSide; {
 		next := cur.downsample()
-		next.prepare()
+		next.prepare(nil)
 		if len(next.srcs) < minSources {
 			break
 		}
@@ -96,17 +100,43 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 	return r, nil
 }
 
+// chamferIn is chamfer computed only inside r, which must contain every pixel that
+// matters: outside it, distances to set pixels read as far and distances to unset
+// ones as 0.
+func chamferIn(set []bool, w, h int, r image.Rectangle, invert bool) []int32 {
+	out := make([]int32, w*h)
+	if !invert {
+		for i := range out {
+			out[i] = farDist
+		}
+	}
+	cw, ch := r.Dx(), r.Dy()
+	if cw <= 0 || ch <= 0 {
+		return out
+	}
+	sub := make([]bool, cw*ch)
+	for y := 0; y < ch; y++ {
+		copy(sub[y*cw:(y+1)*cw], set[(y+r.Min.Y)*w+r.Min.X:])
+	}
+	d := chamfer(sub, cw, ch, invert)
+	for y := 0; y < ch; y++ {
+		copy(out[(y+r.Min.Y)*w+r.Min.X:(y+r.Min.Y)*w+r.Max.X], d[y*cw:(y+1)*cw])
+	}
+	return out
+}
+
+const farDist = int32(1 << 29)
+
 // chamfer returns, for every pixel, the 3-4 chamfer distance (3 per axial step, 4 per
 // diagonal one) to the nearest pixel where set[i] != invert. Pixels with no such pixel
 // get a large value.
 func chamfer(set []bool, w, h int, invert bool) []int32 {
-	const far = int32(1 << 29)
 	d := make([]int32, w*h)
 	for i, v := range set {
 		if v != invert {
 			d[i] = 0
 		} else {
-			d[i] = far
+			d[i] = farDist
 		}
 	}
 	for y := 0; y < h; y++ {
@@ -163,34 +193,31 @@ type schedule struct {
 	radius int // random search starts at this radius
 }
 
+// scheduleFor gives the coarse levels, which are cheap and decide the structure, many
+// iterations, and the full-resolution one, which only refines an upsampled field
+// with full-resolution detail, a single short pass.
 func (r *region) scheduleFor(k int) schedule {
 	l := r.levels[k]
 	full := max(l.w, l.h)
-	coarsest := len(r.levels) - 1
 	switch {
-	case k == coarsest:
+	case k == len(r.levels)-1:
 		return schedule{em: 8, passes: 2, radius: full}
-	case k == 0 && coarsest > 0:
-		if v := os.Getenv("X_L0"); v != "" {
-			var a, b, c int
-			fmt.Sscan(v, &a, &b, &c)
-			return schedule{em: a, passes: b, radius: c}
-		}
+	case k == 0:
 		return schedule{em: 1, passes: 1, radius: 4}
+	case k == 1:
+		return schedule{em: 2, passes: 2, radius: full}
 	default:
 		return schedule{em: 3, passes: 2, radius: full}
 	}
 }
 
-// debugLevel, when set by a test, sees every level once it is solved.
-var debugLevel func(k int, l *level)
-
 // solve fills the hole of levels[0], coarse to fine.
-func (r *region) solve(seed int64) error {
+func (r *region) solve(seed int64) {
 	top := len(r.levels) - 1
 	for k := top; k >= 0; k-- {
 		l := r.levels[k]
 		if k == top {
+			l.setLocality(onionSigma2)
 			from := l.onionFill(seed)
 			l.randomInit(seed, k)
 			for t, s := range from {
@@ -198,39 +225,32 @@ func (r *region) solve(seed int64) error {
 					l.nnf[t] = s
 				}
 			}
-			l.evalAll()
 		} else {
+			l.setLocality(r.levels[k+1].sigma2)
 			l.upsampleFrom(r.levels[k+1], seed, k)
-			l.vote(true)
+			l.vote()
 			l.features(true)
-			l.evalAll()
 		}
+		l.evalAll()
 		sc := r.scheduleFor(k)
-		if k == top && os.Getenv("DBG_ONION") != "" {
-			sc.em = 0
-		}
 		for it := 0; it < sc.em; it++ {
 			for p := 0; p < sc.passes; p++ {
 				l.search(seed, k, it, p, sc.radius)
 			}
 			l.weigh()
-			l.vote(k > 0)
-			if k > 0 || it < sc.em-1 {
+			l.vote()
+			if it < sc.em-1 {
 				l.features(true)
-				if it < sc.em-1 {
-					l.evalAll()
-				}
+				l.evalAll()
 			}
 		}
-		if k == 0 {
-			l.adaptColour()
-		}
-		if debugLevel != nil {
-			debugLevel(k, l)
-		}
 	}
-	return nil
+	r.levels[0].adaptColour()
 }
+
+// onionSigma2 stands in for the typical patch distance before any has been measured,
+// to scale the locality penalty of the onion fill.
+const onionSigma2 = 0.003
 
 // composite writes the synthesised pixels into out (a copy of the input), blending
 // over the feathered ring; pixels with alpha 0 are not touched.
@@ -239,8 +259,9 @@ func (r *region) composite(out *imaging.Image) {
 	w, nc := l.w, l.nc
 	imaging.Bands(l.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
+			hs := l.holeSpans[y]
 			row := out.Row(y + r.roi.Min.Y)[r.roi.Min.X*nc : r.roi.Max.X*nc]
-			for x := 0; x < w; x++ {
+			for x := int(hs[0]); x < int(hs[1]); x++ {
 				a := r.alpha[y*w+x]
 				if a <= 0 {
 					continue

@@ -1,19 +1,57 @@
 package inpaint
 
 import (
-	"os"
-	"strconv"
 	"math"
 	"slices"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
-// weigh sets every target's vote weight to exp(-d / 2σ²), σ² being the 75th
-// percentile of the distances (Wexler et al.): good matches dominate, poor ones still
-// count a little so that no pixel is left without votes.
+// confGamma is the spatial confidence of Wexler et al.: a patch one pixel deeper into
+// the hole than another votes with 1/confGamma of its weight, so the photo's boundary
+// conditions reach into the hole instead of being outvoted by its interior. Beyond
+// confDepth pixels the depth no longer matters (all votes for a pixel come from
+// patches within a few pixels of each other, and the factor must stay in float32).
+const (
+	confGamma = 1.3
+	confDepth = 30
+)
+
+// confTable[d] is confGamma^(-d/3) for a chamfer depth d (3 per pixel).
+var confTable = func() (t [3*confDepth + 1]float32) {
+	for i := range t {
+		t[i] = float32(math.Pow(confGamma, -float64(i)/3))
+	}
+	return
+}()
+
+// weigh measures the typical distance σ² (75th percentile) and sets every target's
+// vote weight to exp(-d / 2σ²) (Wexler et al.) times its depth confidence: good
+// matches dominate, poor ones still count a little so that no pixel is left without
+// votes.
 func (l *level) weigh() {
-	// The percentile from a strided sample keeps this cheap on big holes.
+	l.sigma2 = l.percentile75()
+	inv := float32(0)
+	if l.sigma2 > 0 {
+		inv = 1 / (2 * l.sigma2)
+	}
+	w := l.w
+	imaging.Bands(l.h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			sp := l.spans[y]
+			for x := int(sp[0]); x < int(sp[1]); x++ {
+				if t := y*w + x; l.nnf[t] >= 0 {
+					match := max(1e-4, float32(math.Exp(float64(-l.dist[t]*inv))))
+					l.wt[t] = match * confTable[min(l.depth[t], 3*confDepth)]
+				}
+			}
+		}
+	})
+}
+
+// percentile75 is the 75th percentile of the target distances, from a strided sample
+// on big holes.
+func (l *level) percentile75() float32 {
 	step := max(1, l.nTgt/65536)
 	sample := make([]float32, 0, l.nTgt/step+1)
 	k := 0
@@ -29,106 +67,112 @@ func (l *level) weigh() {
 		}
 	}
 	if len(sample) == 0 {
-		return
+		return 0
 	}
 	slices.Sort(sample)
-	s2 := sample[len(sample)*3/4] * xSigma
-	inv := float32(0)
-	if s2 > 0 {
-		inv = 1 / (2 * s2)
-	}
-	w := l.w
-	imaging.Bands(l.h, func(_, y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			sp := l.spans[y]
-			for x := int(sp[0]); x < int(sp[1]); x++ {
-				if t := y*w + x; l.nnf[t] >= 0 {
-					l.wt[t] = max(1e-4, float32(math.Exp(float64(-l.dist[t]*inv))))
-				}
-			}
-		}
-	})
+	return sample[len(sample)*3/4]
 }
 
-// confGamma is Wexler et al.'s spatial confidence: a patch one pixel deeper into the
-// hole than another votes with 1/confGamma of its weight, so the known photo's
-// boundary conditions reach the hole instead of being outvoted by its interior.
-const confGamma = 1.3
-
-// confTable[d+confSpan] is confGamma^(d/3) for a chamfer depth difference d.
-const confSpan = 64
-
-var confTable = func() (t [2*confSpan + 1]float32) {
-	for i := range t {
-		t[i] = float32(math.Pow(confGamma, float64(i-confSpan)/3))
-	}
-	return
-}()
-
-var xSigma = func() float32 {
-	if v := os.Getenv("X_SIGMA"); v != "" {
-		f, _ := strconv.ParseFloat(v, 32)
-		return float32(f)
-	}
-	return 1
-}()
-
 // vote replaces every hole pixel by the weighted mean of the source pixels the
-// patches covering it point to: colour, and texture too when withTex is set. Each
+// patches covering it point to: colour, and texture too when the level has it. Each
 // pixel gathers its own votes, so bands write disjoint pixels.
-func (l *level) vote(withTex bool) {
+func (l *level) vote() {
+	if l.nc == 3 && !l.hasTex {
+		l.voteRGB()
+		return
+	}
 	w, h, nc := l.w, l.h, l.nc
+	tex := l.hasTex
 	imaging.Bands(h, func(_, y0, y1 int) {
 		var acc [6]float32
 		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
+			hs := l.holeSpans[y]
+			for x := int(hs[0]); x < int(hs[1]); x++ {
 				q := y*w + x
 				if !l.hole[q] {
 					continue
 				}
 				acc = [6]float32{}
 				var wsum float32
-				dq := l.depth[q]
-				for dy := -patchR; dy <= patchR; dy++ {
-					py := y - dy
-					if py < 0 || py >= h {
-						continue
-					}
-					for dx := -patchR; dx <= patchR; dx++ {
-						px := x - dx
-						if px < 0 || px >= w {
-							continue
-						}
-						p := py*w + px
+				for dy := max(-patchR, y-h+1); dy <= min(patchR, y); dy++ {
+					row := (y - dy) * w
+					for dx := max(-patchR, x-w+1); dx <= min(patchR, x); dx++ {
+						p := row + x - dx
 						s := l.nnf[p]
 						if s < 0 {
 							continue
 						}
-						wt := l.wt[p] * confTable[min(confSpan, max(-confSpan, dq-l.depth[p]))+confSpan]
+						wt := l.wt[p]
 						src := int(s) + dy*w + dx
 						sv := l.lin[src*nc : src*nc+nc]
 						for c, v := range sv {
 							acc[c] += wt * v
 						}
-						if withTex {
+						if tex {
 							acc[4] += wt * l.tex[2*src]
 							acc[5] += wt * l.tex[2*src+1]
 						}
 						wsum += wt
 					}
 				}
-				if !(wsum > 1e-20) {
-					continue // no usable vote: keep the previous estimate
+				if !(wsum > 0) {
+					continue // no vote: keep the previous estimate
 				}
 				inv := 1 / wsum
 				dst := l.lin[q*nc : q*nc+nc]
 				for c := range dst {
 					dst[c] = acc[c] * inv
 				}
-				if withTex {
+				if tex {
 					l.tex[2*q] = acc[4] * inv
 					l.tex[2*q+1] = acc[5] * inv
 				}
+			}
+		}
+	})
+}
+
+// voteRGB is vote for the common case, RGB without texture (the full-resolution
+// level), written out for speed.
+func (l *level) voteRGB() {
+	w, h := l.w, l.h
+	lin, nnf, wts := l.lin, l.nnf, l.wt
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			hs := l.holeSpans[y]
+			dy0, dy1 := max(-patchR, y-h+1), min(patchR, y)
+			for x := int(hs[0]); x < int(hs[1]); x++ {
+				q := y*w + x
+				if !l.hole[q] {
+					continue
+				}
+				var r, g, b, wsum float32
+				dx0, dx1 := max(-patchR, x-w+1), min(patchR, x)
+				for dy := dy0; dy <= dy1; dy++ {
+					// Targets p = q - (dx, dy) for dx from dx1 down to dx0.
+					base := q - dy*w
+					ps := nnf[base-dx1 : base-dx0+1]
+					pw := wts[base-dx1 : base-dx0+1]
+					pw = pw[:len(ps)]
+					for j, s := range ps {
+						if s < 0 {
+							continue
+						}
+						wt := pw[j]
+						// This target sits at dx = dx1-j from q.
+						src := 3 * (int(s) + dy*w + dx1 - j)
+						px := lin[src : src+3]
+						r += wt * px[0]
+						g += wt * px[1]
+						b += wt * px[2]
+						wsum += wt
+					}
+				}
+				if !(wsum > 0) {
+					continue
+				}
+				inv := 1 / wsum
+				lin[3*q], lin[3*q+1], lin[3*q+2] = r*inv, g*inv, b*inv
 			}
 		}
 	})
