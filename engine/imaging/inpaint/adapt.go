@@ -110,12 +110,12 @@ func (l *level) predict(x, y int, out []float32) bool {
 		out[c] = 0
 	}
 	var wsum float32
-	for dy := -patchR; dy <= patchR; dy++ {
+	for dy := -l.pr; dy <= l.pr; dy++ {
 		py := y - dy
 		if py < 0 || py >= h {
 			continue
 		}
-		for dx := -patchR; dx <= patchR; dx++ {
+		for dx := -l.pr; dx <= l.pr; dx++ {
 			px := x - dx
 			if px < 0 || px >= w {
 				continue

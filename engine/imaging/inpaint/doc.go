@@ -1,37 +1,58 @@
-// Package inpaint is the built-in magic eraser: exemplar-based inpainting that fills a
-// masked region of a photo with texture taken from the rest of the same photo, in the
-// manner of Wexler, Shechtman and Irani ("Space-Time Completion of Video", 2007) with
-// PatchMatch nearest-neighbour search (Barnes et al., 2009) and the texture features of
-// Newson et al. (2014).
+// Package inpaint is the built-in magic eraser (recipe magic_eraser 4.1.0):
+// exemplar-based inpainting that fills a masked region of a photo with texture taken
+// from the rest of the same photo, in the manner of Wexler, Shechtman and Irani
+// ("Space-Time Completion of Video", 2007) with PatchMatch nearest-neighbour search
+// (Barnes et al., 2009) and the texture features of Newson et al. (2014).
 //
-// Erase works coarse to fine over an image pyramid of a region around the hole. At the
-// coarsest level the hole is filled smoothly from its border (onion peel, then Laplace
-// smoothing), which fixes the low frequencies. At every level, expectation-maximisation
+// Erase works coarse to fine over an image pyramid of a region around the hole (the
+// hole's bounding box plus a margin of 40% of its size). Halving keeps a pixel known
+// when most of its children are, so the hole's border stays where it is at every
+// level. At the coarsest level, where the hole is a few pixels deep, the hole is
+// peeled from its border inwards, each pixel copied from the source patch that best
+// matches what is known or already filled around it, so that structure running into
+// the hole continues into it. Then, at every level, expectation-maximisation
 // alternates between
 //
 //   - nearest-neighbour search: every 7×7 patch that overlaps the hole is matched to a
-//     fully known patch by PatchMatch (propagation and random search, seeded), with the
-//     distance measured on sRGB-encoded colour plus the local mean absolute gradient
-//     (which tells flat areas from textured ones even at coarse levels where the texture
-//     itself is gone), and
+//     fully known patch by PatchMatch (propagation and random search, seeded). The
+//     distance compares sRGB-encoded colour and, at coarse levels, the local mean
+//     absolute gradient measured at full resolution (which tells a flat wall from a
+//     busy one where the texture itself is gone); known pixels of a patch count eight
+//     times as much as the hole's current guess, so edges line up where they meet the
+//     photo; and a locality penalty, growing with the square of the distance in units
+//     of the hole's radius, makes what lies around the hole preferred to a slightly
+//     better match from across the photo (the fill otherwise turns into a collage);
 //   - voting: every hole pixel becomes the mean of the pixels that the patches covering
-//     it point to, weighted by how well each patch matched.
+//     it point to, weighted by how well each patch matched and by how near the photo
+//     it lies (Wexler's spatial confidence).
 //
-// The field found at one level is upsampled to start the next, so the finest level only
-// refines it; its vote copies full-resolution pixels, so the fill has real detail. The
-// pixel data stays linear float32; only distances use the perceptual encoding.
+// The field found at one level is upsampled to start the next, so the full-resolution
+// level only refines it with one short pass; its vote copies full-resolution pixels,
+// so the fill has real detail. Finally the fill's colour is adapted to its
+// surroundings as in seamless cloning: the difference between the photo and the fill's
+// own prediction along the border is smoothed and interpolated harmonically across
+// the hole (multigrid Gauss-Seidel), which removes shading steps at the border and
+// keeps the texture. Pixel data stays linear float32; only distances use the
+// perceptual encoding.
 //
 // Mask rules: the mask is a one-channel image where a value above 0.5 marks a pixel to
 // erase. A mask of a different size is resized to the image by nearest neighbour when
 // the two aspect ratios agree within 1%; otherwise Erase fails with ErrMaskAspect. A
 // mask that marks nothing fails with ErrEmptyMask, and one that marks more than
-// MaxHoleFraction of the image, or leaves too little intact photo to copy from, fails
-// with ErrMaskTooLarge. The hole is grown by a few pixels (anti-aliased object edges and
-// halos usually lie just outside a hand-drawn mask) and the result is blended with the
-// input over a thin ring inside that grown region only: pixels outside it are returned
-// exactly as they were, pixels of the mask itself are entirely synthesised.
+// MaxHoleFraction of the image, or leaves fewer than 64 intact 7×7 patches near the
+// hole, fails with ErrMaskTooLarge. The hole is grown by 1 + (long side)/1500 pixels
+// (soft object edges and halos usually lie just outside a drawn mask); the mask and
+// the inner part of that growth are replaced outright, and the fill is blended with
+// the photo over the outer (growth/2) pixels of it. Pixels outside the grown hole are
+// returned exactly as they were.
 //
 // The same image, mask and seed give the same pixels whatever the number of CPUs: the
 // search runs in fixed row bands, even bands then odd ones, each with its own random
-// stream.
+// stream, and votes are gathered per pixel.
+//
+// Quality and speed, measured by the package's tests and benchmarks (six photos,
+// holes of 3, 8 and 15%): against OpenCV's Navier-Stokes and Telea inpainting
+// (scripts/opencv_inpaint.py) the fill keeps 0.57 of the photo's gradient in the hole
+// where theirs keep 0.30 to 0.32, at a mean SSIM in the hole 0.014 below theirs and a
+// seam score 18% above; a 12 MP photo with an 8% hole takes about 2 s on two cores.
 package inpaint

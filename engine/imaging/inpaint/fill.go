@@ -62,7 +62,7 @@ func (l *level) onionFill(seed int64) []int32 {
 				for rad := full; rad >= 1; rad /= 2 {
 					sx := cx + r.intn(2*rad+1) - rad
 					sy := cy + r.intn(2*rad+1) - rad
-					if sx >= patchR && sy >= patchR && sx < w-patchR && sy < h-patchR {
+					if sx >= l.pr && sy >= l.pr && sx < w-l.pr && sy < h-l.pr {
 						try(sy*w + sx)
 					}
 				}
@@ -168,12 +168,12 @@ func (l *level) upsampleFrom(c *level, seed int64, k int) {
 				if cs >= 0 {
 					sx := 2*(int(cs)%c.w) + x - 2*cx
 					sy := 2*(int(cs)/c.w) + y - 2*cy
-					s = l.nearestValid(sx, sy, patchR)
+					s = l.nearestValid(sx, sy, l.pr)
 					l.wt[t] = c.wt[ct]
 				} else {
 					// The parent is known photo (a hole too thin to survive halving):
 					// start from the nearest intact patch.
-					s = l.nearestValid(x, y, 3*patchR)
+					s = l.nearestValid(x, y, 3*l.pr)
 					l.wt[t] = 1
 				}
 				if s < 0 {

@@ -299,11 +299,15 @@ func seamScore(orig, fill []float64, band []bool, w, h int) float64 {
 	return sum / float64(n) / typical
 }
 
-// bandRatio is the plain mean |∇| over the band relative to the original's there.
-func bandRatio(orig, fill []float64, band []bool, w, h int) float64 {
+// gradientRatio is the mean |∇| of fill over the set pixels relative to the
+// original's there: 1 keeps the photo's texture, near 0 is a smear.
+func gradientRatio(orig, fill []float64, set []bool, w, h int) float64 {
+	r := bbox(set, w, h, 1)
+	orig, fill, set = crop(orig, w, r), crop(fill, w, r), crop(set, w, r)
+	w, h = r.Dx(), r.Dy()
 	go_, gf := gradMag(orig, w, h), gradMag(fill, w, h)
 	so, sf := 0.0, 0.0
-	for i, b := range band {
+	for i, b := range set {
 		if b {
 			so += go_[i]
 			sf += gf[i]

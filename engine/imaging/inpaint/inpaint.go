@@ -28,6 +28,8 @@ var (
 )
 
 // patchR is the patch radius: 7×7 patches, as in Wexler et al. and Newson et al.
+// (Larger patches at coarse levels were tried: they continue structure no better and
+// leave more visible seams.)
 const patchR = 3
 
 // Erase returns a copy of img with the pixels that mask marks (values above 0.5)
@@ -78,8 +80,8 @@ func Erase(img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image
 	return out, nil
 }
 
-// growPixels is how far the hole is grown before filling: a pixel or two, more on
-// larger photos where edges and halos are wider.
+// growPixels is how far the hole is grown before filling: a pixel, more on larger
+// photos where soft edges and halos are wider (3 at 12 MP).
 func growPixels(w, h int) int { return 1 + max(w, h)/1500 }
 
 // clone copies img with its rows in parallel (a 12 MP copy is worth splitting).

@@ -10,6 +10,7 @@ import (
 // row-major over w×h; colour and features are interleaved.
 type level struct {
 	w, h int
+	pr   int       // patch radius
 	nc   int       // colour channels (the image's)
 	cc   int       // colour channels used in distances: 1 for gray, else 3
 	nf   int       // features per pixel: cc encoded colours, plus 2 texture if hasTex
@@ -50,13 +51,13 @@ type level struct {
 // and a brick wall of the same mean colour differ by about 0.05·texWeight.
 const texWeight = 4
 
-func newLevel(w, h, nc int, hasTex bool) *level {
+func newLevel(w, h, nc, pr int, hasTex bool) *level {
 	cc := 3
 	if nc == 1 {
 		cc = 1
 	}
 	l := &level{
-		w: w, h: h, nc: nc, cc: cc, nf: cc, hasTex: hasTex,
+		w: w, h: h, pr: pr, nc: nc, cc: cc, nf: cc, hasTex: hasTex,
 		lin:  make([]float32, w*h*nc),
 		hole: make([]bool, w*h),
 	}
@@ -77,7 +78,7 @@ func newLevel(w, h, nc int, hasTex bool) *level {
 // its own from textureFrom.
 func (l *level) downsample() *level {
 	cw, ch := (l.w+1)/2, (l.h+1)/2
-	c := newLevel(cw, ch, l.nc, true)
+	c := newLevel(cw, ch, l.nc, l.pr, true)
 	nc := l.nc
 	imaging.Bands(ch, func(_, y0, y1 int) {
 		var acc [6]float32
@@ -215,7 +216,7 @@ func (l *level) prepare(depth []int32) {
 		for y := y0; y < y1; y++ {
 			first, last := -1, -1
 			hf, hl := -1, -1
-			ya, yb := max(y-patchR, 0), min(y+patchR+1, h)
+			ya, yb := max(y-l.pr, 0), min(y+l.pr+1, h)
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				if l.hole[i] {
@@ -224,7 +225,7 @@ func (l *level) prepare(depth []int32) {
 					}
 					hl = x
 				}
-				xa, xb := max(x-patchR, 0), min(x+patchR+1, w)
+				xa, xb := max(x-l.pr, 0), min(x+l.pr+1, w)
 				n := sat[yb*(w+1)+xb] - sat[ya*(w+1)+xb] - sat[yb*(w+1)+xa] + sat[ya*(w+1)+xa]
 				l.nnf[i] = -1
 				switch {
@@ -236,7 +237,7 @@ func (l *level) prepare(depth []int32) {
 						first = x
 					}
 					last = x
-				case x >= patchR && y >= patchR && x < w-patchR && y < h-patchR:
+				case x >= l.pr && y >= l.pr && x < w-l.pr && y < h-l.pr:
 					l.valid[i] = true
 				}
 			}

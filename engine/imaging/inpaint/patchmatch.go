@@ -97,7 +97,7 @@ type extent struct {
 }
 
 func (l *level) extentAt(x, y int) extent {
-	e := extent{dx0: max(-patchR, -x), dx1: min(patchR, l.w-1-x), dy0: max(-patchR, -y), dy1: min(patchR, l.h-1-y)}
+	e := extent{dx0: max(-l.pr, -x), dx1: min(l.pr, l.w-1-x), dy0: max(-l.pr, -y), dy1: min(l.pr, l.h-1-y)}
 	t := y*l.w + x
 	if !l.mixed[t] {
 		e.n = (e.dx1 - e.dx0 + 1) * (e.dy1 - e.dy0 + 1) * l.nf
@@ -196,7 +196,7 @@ func (l *level) setLocality(sigma2 float32) {
 	for _, d := range l.depth {
 		deepest = max(deepest, d)
 	}
-	r := locScale * (float32(deepest)/3 + patchR)
+	r := locScale * (float32(deepest)/3 + float32(l.pr))
 	l.locR2inv = 1 / (r * r)
 	l.locW = locWeight * sigma2
 }
@@ -309,7 +309,7 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 			for rad := maxR; rad >= 1; rad /= 2 {
 				sx := cx + r.intn(2*rad+1) - rad
 				sy := cy + r.intn(2*rad+1) - rad
-				if sx < patchR || sy < patchR || sx >= w-patchR || sy >= h-patchR {
+				if sx < l.pr || sy < l.pr || sx >= w-l.pr || sy >= h-l.pr {
 					continue
 				}
 				try(sy*w + sx)

@@ -16,6 +16,11 @@ type region struct {
 	levels []*level
 }
 
+// featherPixels is how many outer pixels of a growth of grow pixels blend the fill
+// with the photo: none on small photos, whose one-pixel growth is there to take an
+// object's soft edge away entirely.
+func featherPixels(grow int) int { return grow / 2 }
+
 // minSources is the fewest source patches a level needs to be worth searching.
 const minSources = 64
 
@@ -42,15 +47,18 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 	all := image.Rect(0, 0, w, h)
 	// Grow the hole by `grow` pixels.
 	toHole := chamferIn(user, w, h, bb.Inset(-grow-1).Intersect(all), false)
-	l0 := newLevel(w, h, img.C, false)
+	l0 := newLevel(w, h, img.C, patchR, false)
 	for i, d := range toHole {
 		l0.hole[i] = d <= int32(3*grow)
 	}
 	bb = bb.Inset(-grow).Intersect(all)
 	depth := chamferIn(l0.hole, w, h, bb.Inset(-1).Intersect(all), true)
-	// The mask itself is replaced outright; over the grown ring the fill fades into the
-	// photo, reaching it at the ring's outer edge.
-	ramp := float32(3 * (grow + 1))
+	// The mask and the inner part of the growth (where an object's soft edge lies) are
+	// replaced outright; over the outer featherPixels of the growth the fill fades into
+	// the photo. Distances are chamfer units from the mask, 3 per pixel (4 diagonally).
+	feather := featherPixels(grow)
+	solid := int32(3*(grow-feather) + 1)
+	end := float32(3*grow + 3)
 	r := &region{roi: roi, alpha: make([]float32, w*h)}
 	var radius int32
 	for y := bb.Min.Y; y < bb.Max.Y; y++ {
@@ -60,7 +68,10 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 			case user[i]:
 				r.alpha[i] = 1
 			case l0.hole[i]:
-				r.alpha[i] = min(1, float32(depth[i])/ramp)
+				r.alpha[i] = 1
+				if d := toHole[i]; d > solid {
+					r.alpha[i] = min(1, (end-float32(d))/float32(3*feather+3))
+				}
 			}
 			radius = max(radius, depth[i])
 		}

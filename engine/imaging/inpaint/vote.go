@@ -94,9 +94,9 @@ func (l *level) vote() {
 				}
 				acc = [6]float32{}
 				var wsum float32
-				for dy := max(-patchR, y-h+1); dy <= min(patchR, y); dy++ {
+				for dy := max(-l.pr, y-h+1); dy <= min(l.pr, y); dy++ {
 					row := (y - dy) * w
-					for dx := max(-patchR, x-w+1); dx <= min(patchR, x); dx++ {
+					for dx := max(-l.pr, x-w+1); dx <= min(l.pr, x); dx++ {
 						p := row + x - dx
 						s := l.nnf[p]
 						if s < 0 {
@@ -140,14 +140,14 @@ func (l *level) voteRGB() {
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			hs := l.holeSpans[y]
-			dy0, dy1 := max(-patchR, y-h+1), min(patchR, y)
+			dy0, dy1 := max(-l.pr, y-h+1), min(l.pr, y)
 			for x := int(hs[0]); x < int(hs[1]); x++ {
 				q := y*w + x
 				if !l.hole[q] {
 					continue
 				}
 				var r, g, b, wsum float32
-				dx0, dx1 := max(-patchR, x-w+1), min(patchR, x)
+				dx0, dx1 := max(-l.pr, x-w+1), min(l.pr, x)
 				for dy := dy0; dy <= dy1; dy++ {
 					// Targets p = q - (dx, dy) for dx from dx1 down to dx0.
 					base := q - dy*w
