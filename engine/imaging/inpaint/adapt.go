@@ -89,7 +89,8 @@ func (l *level) adaptColour() {
 				}
 				q := (by+box.Min.Y)*w + bx + box.Min.X
 				for c := 0; c < nc; c++ {
-					l.lin[q*nc+c] += corr[b*nc+c]
+					// Light is never negative, however the correction falls.
+					l.lin[q*nc+c] = max(0, l.lin[q*nc+c]+corr[b*nc+c])
 				}
 			}
 		}

@@ -29,3 +29,17 @@ func BenchmarkErase12MP8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkErase12MP8Scattered spreads the 8% over three shapes, so the region worked
+// on spans most of the photo.
+func BenchmarkErase12MP8Scattered(b *testing.B) {
+	orig := loadPhoto(b, "brackets", "handheld_indoor_phone", "exp2.jpg")
+	mask := holeShapes(orig.W(), orig.H(), 0.08, 3, 4)
+	in := blank(orig, mask)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Erase(in, mask, Options{Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

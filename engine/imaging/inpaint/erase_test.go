@@ -266,3 +266,73 @@ func TestOtherLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestOddMasks: single pixels, thin lines, holes along every border and masks that
+// leave little of the photo either fill or fail with one of the package's errors.
+func TestOddMasks(t *testing.T) {
+	img := wallPhoto(t)
+	w, h := img.W(), img.H()
+	line := imaging.New(w, h, 1)
+	for x := 10; x < w-10; x++ {
+		line.Pix[(h/2+x/40)*w+x] = 1
+	}
+	frame := imaging.New(w, h, 1)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if x < 4 || y < 4 || x >= w-4 || y >= h-4 {
+				frame.Pix[y*w+x] = 1
+			}
+		}
+	}
+	most := rectMask(w, h, [4]int{0, 0, w, h * 85 / 100})
+	for _, c := range []struct {
+		name string
+		mask *imaging.Image
+		ok   bool
+	}{
+		{"one pixel", rectMask(w, h, [4]int{w / 2, h / 2, w/2 + 1, h/2 + 1}), true},
+		{"corner pixel", rectMask(w, h, [4]int{0, 0, 1, 1}), true},
+		{"thin line", line, true},
+		{"frame", frame, true},
+		{"85 percent", most, true},
+	} {
+		out, err := Erase(img, c.mask, Options{Seed: 3})
+		if err != nil {
+			if c.ok || !errors.Is(err, ErrMaskTooLarge) {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		for i, v := range out.Pix {
+			if math.IsNaN(float64(v)) || v < -0.01 || v > 1.5 {
+				t.Fatalf("%s: sample %d is %v", c.name, i, v)
+			}
+		}
+	}
+}
+
+// FuzzErase: any mask on a small photo gives a result or an error, never a panic.
+func FuzzErase(f *testing.F) {
+	f.Add([]byte{0x00, 0x10, 0xff}, int64(1))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, int64(2))
+	f.Add([]byte{0x80}, int64(3))
+	img := stripes(40, 30, 5)
+	f.Fuzz(func(t *testing.T, bits []byte, seed int64) {
+		mask := imaging.New(40, 30, 1)
+		for i := range mask.Pix {
+			if len(bits) > 0 && bits[(i/8)%len(bits)]>>(i%8)&1 == 1 {
+				mask.Pix[i] = 1
+			}
+		}
+		out, err := Erase(img, mask, Options{Seed: seed})
+		if err != nil {
+			if !errors.Is(err, ErrEmptyMask) && !errors.Is(err, ErrMaskTooLarge) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		if out.W() != 40 || out.H() != 30 {
+			t.Fatalf("output %dx%d", out.W(), out.H())
+		}
+	})
+}
