@@ -57,6 +57,9 @@ func (l *level) onionFill(seed int64) []int32 {
 			for range onionRandom {
 				try(int(l.srcs[r.intn(len(l.srcs))]))
 			}
+			if best < 0 { // cannot happen (the pixel borders a known one), but never index with -1
+				best = l.srcs[0]
+			}
 			for range 2 {
 				cx, cy := int(best)%w, int(best)/w
 				for rad := full; rad >= 1; rad /= 2 {
