@@ -148,6 +148,10 @@ func runProcess(ctx context.Context, req processRequest) error {
 		KeepGPS:   req.cfg.Metadata.KeepGPS,
 		Logger:    newLogger("error", req.stderr),
 	})
+	// Generative features run through the model backends of the config file here too.
+	if _, err := registerBackends(req.cfg, pipe, newLogger("error", req.stderr)); err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	progress := newProgressLine(req.stderr, req.quiet)
 	start := time.Now()
 	res, err := pipe.Run(ctx, pipeline.Request{

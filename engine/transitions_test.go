@@ -197,7 +197,7 @@ func TestCancelSettledOrdersConflicts(t *testing.T) {
 		t.Fatalf("order ended %s: %s", d.Status, d.Error)
 	}
 	if f.Status != core.OrderFailed || f.ErrorCode != pipeline.CodeFeatureUnavailable ||
-		f.Error != "outdoor staging is not available: no model backend is configured for it" {
+		!strings.HasPrefix(f.Error, "outdoor staging is not available: no model backend is configured for it. Define a backend under `backends`") {
 		t.Fatalf("staging order without a backend: %+v", f)
 	}
 	if f.OutputAssetID != "" {

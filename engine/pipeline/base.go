@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -196,8 +197,36 @@ func (j *Job) LoadMask() (*imaging.Image, error) {
 		return nil, &Error{Code: CodeInvalidMask, Err: err, Reason: fmt.Sprintf("the mask (%s) cannot be used: %v", id, err)}
 	}
 	if j.Image != nil && (m.W() != j.Image.W() || m.H() != j.Image.H()) {
-		return nil, Errorf(CodeInvalidMask, "the mask is %dx%d but the photo is %dx%d; a mask must match its photo",
-			m.W(), m.H(), j.Image.W(), j.Image.H())
+		w, h := j.Image.W(), j.Image.H()
+		// A mask drawn on a smaller or larger copy of the photo is scaled to it; one of
+		// another shape was drawn for another photo.
+		if math.Abs(float64(m.W())*float64(h)/(float64(m.H())*float64(w))-1) > maskAspectTolerance {
+			return nil, Errorf(CodeInvalidMask, "the mask is %dx%d but the photo is %dx%d; a mask must have the photo's size or at least its aspect ratio",
+				m.W(), m.H(), w, h)
+		}
+		m = resizeNearest(m, w, h)
 	}
 	return m, nil
+}
+
+// maskAspectTolerance is how far a mask's aspect ratio may be from its photo's (1%,
+// rounding of a scaled copy) for the mask to be scaled to the photo.
+const maskAspectTolerance = 0.01
+
+// resizeNearest scales a one-channel mask by nearest neighbour, so a hard mask
+// stays hard.
+func resizeNearest(m *imaging.Image, w, h int) *imaging.Image {
+	out := imaging.New(w, h, 1)
+	xs := make([]int, w)
+	for x := range xs {
+		xs[x] = min(m.W()-1, (2*x+1)*m.W()/(2*w))
+	}
+	for y := 0; y < h; y++ {
+		src := m.Row(min(m.H()-1, (2*y+1)*m.H()/(2*h)))
+		dst := out.Row(y)
+		for x, sx := range xs {
+			dst[x] = src[sx]
+		}
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+
+	"github.com/porchlight/porchlight/engine/backends"
 )
 
 // Error codes an order can fail with (the order summary's errorCode).
@@ -57,11 +59,17 @@ type UnavailableError struct {
 	Step    string
 	Feature string
 	Backend bool // the feature runs on a model backend and none is configured
+
+	configKey string // the feature's key under `features` in the config file
 }
 
 func (e *UnavailableError) Error() string {
 	if e.Backend {
-		return fmt.Sprintf("%s is not available: no model backend is configured for it", e.Feature)
+		msg := fmt.Sprintf("%s is not available: no model backend is configured for it", e.Feature)
+		if e.configKey != "" {
+			msg += ". " + backends.ConfigureHint(e.configKey)
+		}
+		return msg
 	}
 	return fmt.Sprintf("%s is not available in this build", e.Feature)
 }
@@ -71,3 +79,14 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 
 // ErrUnavailable matches every *UnavailableError under errors.Is.
 var ErrUnavailable = errors.New("feature unavailable")
+
+// backendFeatureOf is the config key of the generative feature whose step is step,
+// or "" for a step that runs in-process.
+func backendFeatureOf(step string) string {
+	for f, rc := range genRecipes {
+		if rc.step == step {
+			return f
+		}
+	}
+	return ""
+}

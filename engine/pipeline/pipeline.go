@@ -214,7 +214,7 @@ func (p *Pipeline) Plan(r core.Resolved, inputs int) ([]Step, error) {
 		s, ok := p.steps[n]
 		if !ok {
 			sl, _, _ := slotOf(n)
-			return nil, &UnavailableError{Step: n, Feature: sl.feature, Backend: sl.needsBackend}
+			return nil, &UnavailableError{Step: n, Feature: sl.feature, Backend: sl.needsBackend, configKey: backendFeatureOf(n)}
 		}
 		out = append(out, s)
 	}

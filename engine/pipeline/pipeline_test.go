@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/backends"
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
@@ -184,8 +185,8 @@ func TestUnavailableFeatureNamesIt(t *testing.T) {
 		{core.Options{Privacy: ptr(true)}, 1, "privacy blur is not available in this build"},
 		{core.Options{}, 3, "auto HDR (bracket alignment) is not available in this build"},
 		{core.Options{Align: ptr(false)}, 2, "auto HDR (bracket merge) is not available in this build"},
-		{core.Options{GenEdit: ptr("indoor_staging")}, 1, "indoor staging is not available: no model backend is configured for it"},
-		{core.Options{GenEdit: ptr("declutter_local")}, 1, "declutter is not available: no model backend is configured for it"},
+		{core.Options{GenEdit: ptr("indoor_staging")}, 1, "indoor staging is not available: no model backend is configured for it. " + backends.ConfigureHint("indoor_staging")},
+		{core.Options{GenEdit: ptr("declutter_local")}, 1, "declutter is not available: no model backend is configured for it. " + backends.ConfigureHint("declutter")},
 	}
 	for _, c := range cases {
 		_, err := p.Plan(resolved(t, c.opts), c.inputs)

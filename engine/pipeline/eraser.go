@@ -1,0 +1,41 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/porchlight/porchlight/engine/imaging/inpaint"
+)
+
+// eraserSteps is the built-in magic eraser: exemplar-based inpainting on this
+// machine. A config that sends magic_eraser to a model backend replaces it.
+func eraserSteps() []Step {
+	return []Step{{Name: StepMagicEraser, Cost: 0.5, Memory: 3 * bytesPerPixel, Run: eraseStep}}
+}
+
+// eraserSeed is fixed: the same photo and mask give the same pixels, whatever the
+// order or asset ids.
+const eraserSeed = 1
+
+func eraseStep(ctx context.Context, j *Job) error {
+	if j.Image == nil {
+		return Errorf(CodeInternal, "no working image before the magic eraser")
+	}
+	mask, err := j.LoadMask()
+	if err != nil {
+		return err
+	}
+	out, err := inpaint.Erase(j.Image, mask, inpaint.Options{Seed: eraserSeed})
+	switch {
+	case errors.Is(err, inpaint.ErrEmptyMask), errors.Is(err, inpaint.ErrMaskAspect),
+		errors.Is(err, inpaint.ErrBadMask), errors.Is(err, inpaint.ErrMaskTooLarge):
+		return Wrap(CodeInvalidMask, err, "magic eraser")
+	case err != nil:
+		return Wrap(CodeStepFailed, err, "magic eraser")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j.Image = out
+	return nil
+}
