@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"errors"
+	"image/jpeg"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -93,5 +94,46 @@ func TestProcessUnreadableInputFails(t *testing.T) {
 	_, _, err := runCLI(t, "process", "-o", filepath.Join(t.TempDir(), "o.jpg"), bad)
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad.jpg") {
 		t.Fatalf("want exit 1 naming the file, got %v", err)
+	}
+}
+
+// A camera RAW is developed for real (LibRaw: demosaic, camera white balance) and
+// toned into a JPEG at the sensor's size.
+func TestProcessDevelopsACameraRaw(t *testing.T) {
+	in := testphotos.Path(t, "raw", "CRW.CRW")
+	out := filepath.Join(t.TempDir(), "out.jpg")
+	_, stderr, err := runCLI(t, "process", "-q", "--tonecraft", "-o", out, in)
+	if err != nil {
+		t.Fatalf("process: %v\n%s", err, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := jpeg.Decode(f)
+	if err != nil {
+		t.Fatalf("output is not a JPEG: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() < 2000 || b.Dy() < 1300 {
+		t.Fatalf("output is %v, want the sensor's size (about 2176x1448)", b)
+	}
+	// A developed photo, not a gray mosaic: real colour and a spread of tones.
+	var sumR, sumG, sumB float64
+	lo, hi := 255.0, 0.0
+	for y := b.Min.Y; y < b.Max.Y; y += 8 {
+		for x := b.Min.X; x < b.Max.X; x += 8 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			sumR, sumG, sumB = sumR+float64(r>>8), sumG+float64(g>>8), sumB+float64(bl>>8)
+			l := float64(g >> 8)
+			lo, hi = min(lo, l), max(hi, l)
+		}
+	}
+	if hi-lo < 150 {
+		t.Errorf("green spans only %.0f..%.0f: no real tonal range", lo, hi)
+	}
+	if sumG <= sumB || sumG <= sumR*0.9 {
+		t.Errorf("mean R/G/B %.0f/%.0f/%.0f: the (green) tree did not come out green", sumR, sumG, sumB)
 	}
 }
