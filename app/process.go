@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -151,6 +152,15 @@ func runProcess(ctx context.Context, req processRequest) error {
 	// Generative features run through the model backends of the config file here too.
 	if _, err := registerBackends(req.cfg, pipe, newLogger("error", req.stderr)); err != nil {
 		return exitError{code: 2, msg: err.Error()}
+	}
+	// One order is all this process does, and its images are pointer-free, so
+	// collections are cheap: collecting at a quarter's growth, and at the latest at
+	// the order's live estimate (the pipeline's estimate less its allowance for
+	// garbage), reclaims replaced images and decoder buffers before the heap grows
+	// past the peak the order needs anyway.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	if est := pipe.EstimateMemory(resolved, sizes); est > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(est*2/3, 256<<20)))
 	}
 	progress := newProgressLine(req.stderr, req.quiet)
 	start := time.Now()

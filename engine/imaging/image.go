@@ -14,11 +14,15 @@ import (
 
 // Image is a float32 image with C interleaved channels (1 = gray, 3 = RGB, 4 = RGBA).
 // Pix[(y-Rect.Min.Y)*Stride + (x-Rect.Min.X)*C + c] is channel c of pixel (x, y).
+// A narrow image (see Narrow) holds sRGB codes in Pix8 or Pix16 instead, same layout.
 type Image struct {
 	Pix    []float32
 	Stride int // samples per row
 	C      int // channels per pixel
 	Rect   image.Rectangle
+
+	Pix8  []uint8  // sRGB-encoded 8-bit codes of a narrow image, Pix nil
+	Pix16 []uint16 // sRGB-encoded 16-bit codes of a narrow image, Pix nil
 }
 
 // New allocates a zeroed w×h image with c channels.
@@ -49,6 +53,12 @@ func (m *Image) Set(x, y, c int, v float32) { m.Pix[y*m.Stride+x*m.C+c] = v }
 
 // Clone returns a deep copy.
 func (m *Image) Clone() *Image {
+	if m.IsNarrow() {
+		n := &Image{Stride: m.Stride, C: m.C, Rect: m.Rect}
+		n.Pix8 = append([]uint8(nil), m.Pix8...)
+		n.Pix16 = append([]uint16(nil), m.Pix16...)
+		return n
+	}
 	n := New(m.W(), m.H(), m.C)
 	for y := 0; y < m.H(); y++ {
 		copy(n.Row(y), m.Row(y))

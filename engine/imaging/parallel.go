@@ -14,10 +14,7 @@ func Workers() int { return runtime.GOMAXPROCS(0) }
 // re-raised in the caller's goroutine once all bands have stopped, so the caller's
 // recover (a pipeline step's) can catch it instead of the process dying.
 func Bands(h int, fn func(worker, y0, y1 int)) {
-	n := Workers()
-	if n > h {
-		n = h
-	}
+	n := bandCount(h)
 	if n <= 1 {
 		if h > 0 {
 			fn(0, 0, h)
@@ -29,7 +26,7 @@ func Bands(h int, fn func(worker, y0, y1 int)) {
 	var panicked any
 	wg.Add(n)
 	for i := 0; i < n; i++ {
-		y0, y1 := h*i/n, h*(i+1)/n
+		y0, y1 := bandStart(h, i, n), bandStart(h, i+1, n)
 		go func(i, y0, y1 int) {
 			defer wg.Done()
 			defer func() {
@@ -44,4 +41,20 @@ func Bands(h int, fn func(worker, y0, y1 int)) {
 	if panicked != nil {
 		panic(panicked)
 	}
+}
+
+func bandCount(h int) int { return max(0, min(Workers(), h)) }
+
+func bandStart(h, i, n int) int { return h * i / n }
+
+// BandStarts returns the first row of every band but the first that Bands(h, …)
+// would run now: where a band's neighbour begins, for work that must treat the
+// rows near those seams specially.
+func BandStarts(h int) []int {
+	n := bandCount(h)
+	var out []int
+	for i := 1; i < n; i++ {
+		out = append(out, bandStart(h, i, n))
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/align"
@@ -11,11 +12,15 @@ import (
 )
 
 // mergeSteps are the auto HDR steps: alignment of the brackets to the reference
-// (the median exposure) and exposure fusion into one image.
+// (the median exposure) and exposure fusion into one image. Alignment needs one
+// warped frame at a time beyond the frames. The merge holds the brackets narrow (see
+// narrowFrames), at most half of the decoded frames counted as held, so its own
+// memory is what that leaves uncovered: a 16-bit copy being made, and the fusion's
+// output and reduced working set beyond what narrowing two brackets frees.
 func mergeSteps() []Step {
 	return []Step{
-		{Name: StepAlign, Cost: 0.12, Memory: 5 * bytesPerPixel, Run: alignStep},
-		{Name: StepMerge, Cost: 0.15, Memory: 4 * bytesPerPixel, Run: mergeStep},
+		{Name: StepAlign, Cost: 0.12, Memory: bytesPerPixel, Run: alignStep},
+		{Name: StepMerge, Cost: 0.15, Memory: 0.5 * bytesPerPixel, Run: mergeStep},
 	}
 }
 
@@ -67,6 +72,7 @@ func mergeStep(ctx context.Context, j *Job) error {
 		}
 		return nil
 	}
+	narrowFrames(j)
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
 	out, err := fuse.Fuse(imgs, fuse.DefaultOptions())
@@ -77,6 +83,22 @@ func mergeStep(ctx context.Context, j *Job) error {
 	j.Meta = j.Frames[ref].Meta
 	j.Frames = nil // the brackets' memory can go now
 	return nil
+}
+
+// narrowFrames holds the brackets as sRGB codes from here to the merge, which reads
+// them only encoded: 8 bits for a JPEG (exactly), else 16, a quarter or half of the
+// decoded float32 frames, which are dropped one by one.
+func narrowFrames(j *Job) {
+	for i := range j.Frames {
+		if j.Frames[i].Image.IsNarrow() {
+			continue
+		}
+		// Collect before each copy, so the decoder's garbage and the float32 frame just
+		// dropped are reused instead of growing the heap: the frames are the job's peak.
+		runtime.GC()
+		j.Frames[i].Image = j.Frames[i].Image.Narrow()
+	}
+	runtime.GC()
 }
 
 // reference picks the reference bracket once (the median exposure), so alignment and

@@ -11,7 +11,7 @@ import (
 // toneSteps apply the order's tonecraft look: the preset's settings, with
 // tonecraft_levels and tonecraft_sharpen as resolved (an explicit false wins).
 func toneSteps() []Step {
-	return []Step{{Name: StepTone, Cost: 0.05, Memory: 2 * bytesPerPixel, Run: toneStep}}
+	return []Step{{Name: StepTone, Cost: 0.05, Memory: 0.1 * bytesPerPixel, Run: toneStep}}
 }
 
 func toneStep(ctx context.Context, j *Job) error {
@@ -20,11 +20,10 @@ func toneStep(ctx context.Context, j *Job) error {
 		return Errorf(CodeStepFailed, "tonecraft profile %q does not exist", j.Options.TonecraftProfile)
 	}
 	tl := ToneLook(look, j.Options.TonecraftLevels, j.Options.TonecraftSharpen)
-	out, err := tone.Apply(j.Image, tl)
-	if err != nil {
+	// The working image is the job's alone: rendering over it saves a full-size copy.
+	if _, err := tone.ApplyInPlace(j.Image, tl); err != nil {
 		return fmt.Errorf("tonecraft %s: %w", j.Options.TonecraftProfile, err)
 	}
-	j.Image = out
 	return nil
 }
 

@@ -139,8 +139,12 @@ func meanLuma(m *imaging.Image) float64 {
 	}
 	var s float64
 	var n int
+	var lin []float32
+	if m.IsNarrow() {
+		lin = make([]float32, m.W()*m.C)
+	}
 	for y := 0; y < m.H(); y += 4 {
-		row := m.Row(y)
+		row := m.LinearRow(y, lin)
 		for x := 0; x < m.W(); x += 4 {
 			v := row[x*m.C]
 			if m.C >= 3 {
@@ -173,8 +177,8 @@ func validate(imgs []*imaging.Image, ref int) error {
 		if m.W() < 64 || m.H() < 64 {
 			return fmt.Errorf("align: image %d is %dx%d, smaller than 64x64", i, m.W(), m.H())
 		}
-		if len(m.Pix) < (m.H()-1)*m.Stride+m.W()*m.C {
-			return fmt.Errorf("align: image %d: pixel buffer shorter than the image", i)
+		if err := m.CheckBuffer(); err != nil {
+			return fmt.Errorf("align: image %d: %w", i, err)
 		}
 	}
 	return nil

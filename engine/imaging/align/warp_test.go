@@ -180,3 +180,35 @@ func TestAlignRejectsBadInput(t *testing.T) {
 		t.Errorf("ReferenceIndex(nil) = %d", got)
 	}
 }
+
+// A narrow bracket (sRGB codes) warps like its float32 original, in linear light.
+func TestWarpNarrowMatchesFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	src := imaging.New(97, 61, 3)
+	for i := range src.Pix {
+		src.Pix[i] = imaging.Decode8(uint8(rng.IntN(256)))
+	}
+	narrow := src.Narrow()
+	if narrow.Pix8 == nil {
+		t.Fatal("8-bit source not narrowed to 8 bits")
+	}
+	mesh := &align.Mesh{Cols: 3, Rows: 3, W: 97, H: 61, D: make([][2]float64, 9)}
+	mesh.D[4] = [2]float64{0.7, -0.4}
+	for _, tr := range []align.Transform{
+		{M: align.Translation(2.3, -1.6), Model: align.ModelTranslation},
+		{M: align.Mat3{1.01, 0.02, 1.5, -0.01, 0.99, 0.5, 1e-5, 0, 1}, Model: align.ModelHomography},
+		{M: align.Translation(0.5, 0.25), Mesh: mesh, Model: align.ModelMesh},
+	} {
+		want := align.Warp(src, tr)
+		got := align.Warp(narrow, tr)
+		if got.Pix16 == nil {
+			t.Fatalf("%v: narrow warp not held in 16 bits", tr.Model)
+		}
+		gw := got.Widen()
+		for i, v := range want.Pix {
+			if d := math.Abs(float64(imaging.LinearToSRGB(gw.Pix[i]) - imaging.LinearToSRGB(v))); d > 2.0/65535 {
+				t.Fatalf("%v: sample %d: %g, want %g", tr.Model, i, gw.Pix[i], v)
+			}
+		}
+	}
+}

@@ -54,7 +54,8 @@ const (
 	clipLow  = 0.02 // encoded luma
 )
 
-// reduceWork averages m over f×f blocks (linear light) and encodes the luma.
+// reduceWork averages m over f×f blocks (linear light) and encodes the luma. m may be
+// narrow.
 func reduceWork(m *imaging.Image, f int) *work {
 	W, H := m.W(), m.H()
 	w, h := W/f, H/f
@@ -64,12 +65,13 @@ func reduceWork(m *imaging.Image, f int) *work {
 	imaging.Bands(h, func(_, y0, y1 int) {
 		acc := make([]float32, w)
 		mx := make([]float32, w)
+		lin := make([]float32, W*nc)
 		shift := log2(f)
 		for by := y0; by < y1; by++ {
 			clear(acc)
 			clear(mx)
 			for y := by * f; y < (by+1)*f; y++ {
-				row := m.Row(y)
+				row := m.LinearRow(y, lin)
 				if nc == 1 {
 					for x, v := range row[:w*f] {
 						acc[x>>shift] += v

@@ -21,7 +21,20 @@ func officeMiddle(b *testing.B) []*imaging.Image {
 }
 
 func BenchmarkFuseOffice3x21MP(b *testing.B) {
+	benchFuse(b, officeMiddle(b))
+}
+
+// BenchmarkFuseOffice3x21MPNarrow fuses the same brackets held as 8-bit sRGB codes,
+// as the develop recipe holds decoded JPEG brackets.
+func BenchmarkFuseOffice3x21MPNarrow(b *testing.B) {
 	imgs := officeMiddle(b)
+	for i, m := range imgs {
+		imgs[i] = m.Narrow()
+	}
+	benchFuse(b, imgs)
+}
+
+func benchFuse(b *testing.B, imgs []*imaging.Image) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	c0 := cpuSeconds()

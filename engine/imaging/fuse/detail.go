@@ -10,6 +10,7 @@ import (
 // bracket's detail finer than the reduction (its encoded pixels minus its upsampled
 // block means) is added to the upsampled base with that bracket's detail weight. One
 // streaming pass over the brackets, row by row in parallel bands, with per-band rows.
+// The brackets may be narrow (sRGB codes).
 func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb, s int) *imaging.Image {
 	W, H := imgs[0].W(), imgs[0].H()
 	w, h := base[0].w, base[0].h
@@ -42,6 +43,7 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 		}
 		dRow := vrow()
 		acc := make([]float32, 3*W)
+		ebuf := make([]float32, W*4)
 		for y := ya; y < yb; y++ {
 			j, ty := lerpPos(y, s, h)
 			j1 := min(j+1, h-1)
@@ -70,7 +72,7 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 				for c := range 3 {
 					vlerp(lRows[c], lows[b].img[c])
 				}
-				src := m.Row(y)
+				src := encRow(m, y, ebuf)
 				nc := m.C
 				for _, r := range runs {
 					if dRow[r.j] < skipShare && dRow[r.j+1] < skipShare {
@@ -85,11 +87,11 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 						d := d0 + t*dd
 						var v0, v1, v2 float32
 						if nc == 1 {
-							v0 = enc(p[k])
+							v0 = p[k]
 							v1, v2 = v0, v0
 						} else {
 							q := p[k*nc : k*nc+3]
-							v0, v1, v2 = enc(q[0]), enc(q[1]), enc(q[2])
+							v0, v1, v2 = q[0], q[1], q[2]
 						}
 						o := a[3*k : 3*k+3]
 						o[0] += d * (v0 - (l0 + t*m0))

@@ -121,8 +121,8 @@ func checkInputs(imgs []*imaging.Image) error {
 		if !imaging.SameSize(m, imgs[0]) {
 			return fmt.Errorf("image %d is %dx%d, image 0 is %dx%d", i, m.W(), m.H(), imgs[0].W(), imgs[0].H())
 		}
-		if len(m.Pix) < (m.H()-1)*m.Stride+m.W()*m.C {
-			return fmt.Errorf("image %d: pixel buffer shorter than the image", i)
+		if err := m.CheckBuffer(); err != nil {
+			return fmt.Errorf("image %d: %w", i, err)
 		}
 	}
 	return nil

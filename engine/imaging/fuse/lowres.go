@@ -13,6 +13,19 @@ type lowres struct {
 	mean   float64
 }
 
+// encRow returns row y of m as encoded samples, in buf for a float32 image.
+func encRow(m *imaging.Image, y int, buf []float32) []float32 {
+	if m.IsNarrow() {
+		return m.EncodedRow(y, buf)
+	}
+	row := m.Row(y)
+	buf = buf[:len(row)]
+	for i, v := range row {
+		buf[i] = enc(v)
+	}
+	return buf
+}
+
 // reduce computes the lowres of m for factor s in one pass over the full image.
 func reduce(m *imaging.Image, s int) *lowres {
 	W, H := m.W(), m.H()
@@ -25,26 +38,26 @@ func reduce(m *imaging.Image, s int) *lowres {
 	sums := make([]float64, imaging.Workers())
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		acc := make([]float32, 4*w) // r g b luma² per block
+		ebuf := make([]float32, W*nc)
 		var total float64
 		for by := y0; by < y1; by++ {
 			clear(acc)
 			ya, yb := by*s, min(H, (by+1)*s)
 			for y := ya; y < yb; y++ {
-				row := m.Row(y)
+				row := encRow(m, y, ebuf)
 				for bx := 0; bx < w; bx++ {
 					xa, xb := bx*s, min(W, (bx+1)*s)
 					p := row[xa*nc : xb*nc]
 					var sr, sg, sb, sl float32
 					if nc == 1 {
-						for _, v := range p {
-							e := enc(v)
+						for _, e := range p {
 							sr += e
 							sl += e * e
 						}
 						sg, sb = sr, sr
 					} else {
 						for len(p) >= 3 {
-							r, g, b := enc(p[0]), enc(p[1]), enc(p[2])
+							r, g, b := p[0], p[1], p[2]
 							sr += r
 							sg += g
 							sb += b

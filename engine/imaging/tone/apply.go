@@ -74,10 +74,40 @@ func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) 
 	return out, res, nil
 }
 
+// ApplyInPlace is ApplyResult writing the result over img, for a caller that has no
+// further use for the input: it saves a full-size image of memory.
+func ApplyInPlace(img *imaging.Image, look Look) (Result, error) {
+	if err := checkImage(img); err != nil {
+		return Result{}, err
+	}
+	if err := look.Validate(); err != nil {
+		return Result{}, err
+	}
+	p, err := compile(img, look)
+	if err != nil {
+		return Result{}, err
+	}
+	var us *unsharp
+	if look.Sharpen {
+		us = newUnsharp(img.W(), img.H())
+	}
+	p.run(img, img, us)
+	res := Result{LevelsBlack: 0, LevelsWhite: 1}
+	if look.AutoLevels {
+		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
+	}
+	if us != nil {
+		res.SharpenSigma = us.sigma
+	}
+	return res, nil
+}
+
 func checkImage(img *imaging.Image) error {
 	switch {
 	case img == nil:
 		return fmt.Errorf("tone: nil image")
+	case img.IsNarrow():
+		return fmt.Errorf("tone: narrow image, want float32 samples")
 	case img.C != 3 && img.C != 4:
 		return fmt.Errorf("tone: %d channels, want RGB or RGBA", img.C)
 	case img.W() < 1 || img.H() < 1:
@@ -166,9 +196,20 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 
 // run is the full-resolution pass: gains, local exposure, tone table, color and
 // clamp, then (with us) the unsharp mask, streamed row by row so that every pixel is
-// read once and written once.
+// read once and written once. dst may be src.
 func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 	W, H := src.W(), src.H()
+	// In place, the unsharp mask of a band reads up to r rows of its neighbours, which
+	// they overwrite meanwhile: those rows are read from copies made first.
+	var seam map[int][]float32
+	if us != nil && &src.Pix[0] == &dst.Pix[0] {
+		seam = map[int][]float32{}
+		for _, b := range imaging.BandStarts(H) {
+			for y := max(b-us.r, 0); y < min(b+us.r, H); y++ {
+				seam[y] = append([]float32(nil), src.Row(y)...)
+			}
+		}
+	}
 	imaging.Bands(H, func(_, y0, y1 int) {
 		var sl slab
 		if p.base != nil {
@@ -186,22 +227,29 @@ func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 		if us == nil {
 			for y := y0; y < y1; y++ {
 				row := target(y)
-				p.toneRow(src, y, row, sl)
+				p.toneRow(src.Row(y), src.C, y, row, sl)
 				writeRow(dst, src, y, row)
 			}
 			return
 		}
-		us.band(y0, y1, func(y int, row []float32) { p.toneRow(src, y, row, sl) }, target, func(y int, row []float32) { writeRow(dst, src, y, row) })
+		render := func(y int, row []float32) {
+			if seam != nil && (y < y0 || y >= y1) {
+				p.toneRow(seam[y], src.C, y, row, sl)
+				return
+			}
+			p.toneRow(src.Row(y), src.C, y, row, sl)
+		}
+		us.band(y0, y1, render, target, func(y int, row []float32) { writeRow(dst, src, y, row) })
 	})
 }
 
-// toneRow renders row y of src into buf (3 floats per pixel, clamped to 0..1). Each
-// step is a separate simple loop over the row, which keeps every loop small enough
-// for the compiler to hold in registers and for the processor to overlap iterations.
-func (p *plan) toneRow(src *imaging.Image, y int, buf []float32, sl slab) {
-	W, c := src.W(), src.C
+// toneRow renders row y, whose samples (c per pixel) are in, into buf (3 floats per
+// pixel, clamped to 0..1). Each step is a separate simple loop over the row, which
+// keeps every loop small enough for the compiler to hold in registers and for the
+// processor to overlap iterations.
+func (p *plan) toneRow(in []float32, c, y int, buf []float32, sl slab) {
+	W := len(buf) / 3
 	g0, g1, g2 := p.gains[0], p.gains[1], p.gains[2]
-	in := src.Row(y)
 	// Gains (white balance and exposure), then the local exposure.
 	if p.base != nil {
 		p.base.rows(y, sl)

@@ -602,3 +602,38 @@ func TestBandSplitDoesNotShowInTheOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyInPlaceMatchesApply renders over the input with 1, 3 and 7 workers (RGB
+// and RGBA, with and without sharpening): the result must be Apply's exactly, band
+// seams included.
+func TestApplyInPlaceMatchesApply(t *testing.T) {
+	src := kitchen(t)
+	rgba := imaging.New(src.W(), src.H(), 4)
+	for p := 0; p < src.W()*src.H(); p++ {
+		copy(rgba.Pix[4*p:4*p+3], src.Pix[3*p:3*p+3])
+		rgba.Pix[4*p+3] = float32(p%5) / 4
+	}
+	sharp := benchLook
+	sharp.Sharpen = true
+	soft := benchLook
+	soft.Sharpen = false
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, img := range []*imaging.Image{src, rgba} {
+		for _, look := range []Look{sharp, soft} {
+			want := mustApply(t, img, look)
+			for _, n := range []int{1, 3, 7} {
+				runtime.GOMAXPROCS(n)
+				got := img.Clone()
+				if _, err := ApplyInPlace(got, look); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got.Pix {
+					if got.Pix[i] != want.Pix[i] {
+						t.Fatalf("C=%d sharpen=%v, %d workers: sample %d (row %d) differs: %v vs %v",
+							img.C, look.Sharpen, n, i, i/img.Stride, got.Pix[i], want.Pix[i])
+					}
+				}
+			}
+		}
+	}
+}
