@@ -27,7 +27,7 @@ type Image struct {
 
 // New allocates a zeroed w×h image with c channels.
 func New(w, h, c int) *Image {
-	return &Image{Pix: make([]float32, w*h*c), Stride: w * c, C: c, Rect: image.Rect(0, 0, w, h)}
+	return &Image{Pix: MakePixels[float32](w * h * c), Stride: w * c, C: c, Rect: image.Rect(0, 0, w, h)}
 }
 
 // Bounds returns the image rectangle.

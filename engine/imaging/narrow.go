@@ -98,7 +98,7 @@ func (m *Image) Narrow() *Image {
 	}
 	w, h, c := m.W(), m.H(), m.C
 	n := &Image{Stride: w * c, C: c, Rect: m.Rect}
-	n.Pix8 = make([]uint8, w*h*c)
+	n.Pix8 = MakePixels[uint8](w * h * c)
 	var inexact atomic.Bool
 	Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1 && !inexact.Load(); y++ {
@@ -124,7 +124,7 @@ func (m *Image) Narrow() *Image {
 		return n
 	}
 	n.Pix8 = nil
-	n.Pix16 = make([]uint16, w*h*c)
+	n.Pix16 = MakePixels[uint16](w * h * c)
 	Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			src, dst := m.Row(y), n.Pix16[y*n.Stride:(y+1)*n.Stride]
@@ -140,7 +140,7 @@ func (m *Image) Narrow() *Image {
 // NarrowLike returns a zeroed w×h image with 16-bit codes, for results (a warped
 // bracket) made from narrow images.
 func NarrowLike(w, h, c int) *Image {
-	return &Image{Pix16: make([]uint16, w*h*c), Stride: w * c, C: c, Rect: image.Rect(0, 0, w, h)}
+	return &Image{Pix16: MakePixels[uint16](w * h * c), Stride: w * c, C: c, Rect: image.Rect(0, 0, w, h)}
 }
 
 // Row16 returns the 16-bit codes of row y of an image made by NarrowLike.

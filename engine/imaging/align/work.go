@@ -81,15 +81,19 @@ func reduceWork(m *imaging.Image, f int) *work {
 				}
 				for bx := 0; bx < w; bx++ {
 					p := row[bx*f*nc : (bx+1)*f*nc]
-					var sum, top float32
+					var sum float32
+					clipped := false
 					for len(p) >= 3 {
 						r, g, b := p[0], p[1], p[2]
 						sum += 0.2126*r + 0.7152*g + 0.0722*b
-						top = max(top, r, g, b)
+						// Comparisons instead of max, which costs a NaN check per call.
+						clipped = clipped || !(r < clipHigh && g < clipHigh && b < clipHigh)
 						p = p[nc:]
 					}
 					acc[bx] += sum
-					mx[bx] = max(mx[bx], top)
+					if clipped {
+						mx[bx] = clipHigh
+					}
 				}
 			}
 			dst := lu.row(by)

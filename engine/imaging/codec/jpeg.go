@@ -102,7 +102,7 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Ima
 	case C.TJCS_CMYK, C.TJCS_YCCK:
 		pf, nch = C.TJPF_CMYK, 4
 	}
-	pix := make([]byte, sw*sh*nch)
+	pix := imaging.MakePixels[byte](sw * sh * nch)
 	flags := C.int(C.TJFLAG_ACCURATEDCT | C.TJFLAG_LIMITSCANS)
 	if C.tjDecompress2(handle, (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(len(buf)),
 		(*C.uchar)(unsafe.Pointer(&pix[0])), C.int(sw), C.int(sw*nch), C.int(sh), pf, flags) != 0 {

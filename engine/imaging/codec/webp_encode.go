@@ -116,7 +116,7 @@ func encodeWebP(w io.Writer, img *imaging.Image, q int, opt EncodeOptions) error
 // toSRGB8 converts to interleaved 8-bit sRGB with ch (3 or 4) channels.
 func toSRGB8(img *imaging.Image, ch int) []byte {
 	w, h, c := img.W(), img.H(), img.C
-	out := make([]byte, w*h*ch)
+	out := imaging.MakePixels[byte](w * h * ch)
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := img.Row(y)
