@@ -22,7 +22,6 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 	}
 	// Runs of output columns that share their two reduced neighbours, so the loops
 	// below hoist those loads out of the per-pixel work.
-	type run struct{ x0, x1, j int }
 	var runs []run
 	for x := 0; x < W; {
 		e := x
@@ -72,33 +71,13 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 				for c := range 3 {
 					vlerp(lRows[c], lows[b].img[c])
 				}
-				src := encRow(m, y, ebuf)
-				nc := m.C
-				for _, r := range runs {
-					if dRow[r.j] < skipShare && dRow[r.j+1] < skipShare {
-						continue // this bracket adds nothing visible here
-					}
-					d0, dd := dRow[r.j], dRow[r.j+1]-dRow[r.j]
-					l0, l1, l2 := lRows[0][r.j], lRows[1][r.j], lRows[2][r.j]
-					m0, m1, m2 := lRows[0][r.j+1]-l0, lRows[1][r.j+1]-l1, lRows[2][r.j+1]-l2
-					a := acc[3*r.x0 : 3*r.x1]
-					p := src[r.x0*nc : r.x1*nc]
-					for k, t := range tx[r.x0:r.x1] {
-						d := d0 + t*dd
-						var v0, v1, v2 float32
-						if nc == 1 {
-							v0 = p[k]
-							v1, v2 = v0, v0
-						} else {
-							q := p[k*nc : k*nc+3]
-							v0, v1, v2 = q[0], q[1], q[2]
-						}
-						o := a[3*k : 3*k+3]
-						o[0] += d * (v0 - (l0 + t*m0))
-						o[1] += d * (v1 - (l1 + t*m1))
-						o[2] += d * (v2 - (l2 + t*m2))
-					}
+				if m.Pix8 != nil && m.C == 3 {
+					// 8-bit codes are read as they are: no encoded copy of the row.
+					o := y * m.Stride
+					addDetail8(acc, m.Pix8[o:o+3*W], runs, tx, dRow, &lRows)
+					continue
 				}
+				addDetail(acc, encRow(m, y, ebuf), m.C, runs, tx, dRow, &lRows)
 			}
 			dst := out.Row(y)
 			for i, v := range acc {
@@ -107,6 +86,69 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 		}
 	})
 	return out
+}
+
+// run is a span of output columns [x0, x1) between reduced samples j and j+1.
+type run struct{ x0, x1, j int }
+
+// addDetail adds one bracket's detail share times its detail (encoded samples p, nc
+// per pixel, minus the interpolated block means in lRows) to the row accumulator acc.
+func addDetail(acc, p []float32, nc int, runs []run, tx, dRow []float32, lRows *[3][]float32) {
+	for _, r := range runs {
+		if dRow[r.j] < skipShare && dRow[r.j+1] < skipShare {
+			continue // this bracket adds nothing visible here
+		}
+		d0, dd := dRow[r.j], dRow[r.j+1]-dRow[r.j]
+		l0, l1, l2 := lRows[0][r.j], lRows[1][r.j], lRows[2][r.j]
+		m0, m1, m2 := lRows[0][r.j+1]-l0, lRows[1][r.j+1]-l1, lRows[2][r.j+1]-l2
+		a := acc[3*r.x0 : 3*r.x1]
+		q := p[r.x0*nc : r.x1*nc]
+		for k, t := range tx[r.x0:r.x1] {
+			d := d0 + t*dd
+			var v0, v1, v2 float32
+			if nc == 1 {
+				v0 = q[k]
+				v1, v2 = v0, v0
+			} else {
+				s := q[k*nc : k*nc+3]
+				v0, v1, v2 = s[0], s[1], s[2]
+			}
+			o := a[3*k : 3*k+3]
+			o[0] += d * (v0 - (l0 + t*m0))
+			o[1] += d * (v1 - (l1 + t*m1))
+			o[2] += d * (v2 - (l2 + t*m2))
+		}
+	}
+}
+
+// enc8 maps an 8-bit code to its encoded value.
+var enc8 = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i) / 255
+	}
+	return
+}()
+
+// addDetail8 is addDetail for 8-bit RGB codes.
+func addDetail8(acc []float32, p []uint8, runs []run, tx, dRow []float32, lRows *[3][]float32) {
+	for _, r := range runs {
+		if dRow[r.j] < skipShare && dRow[r.j+1] < skipShare {
+			continue
+		}
+		d0, dd := dRow[r.j], dRow[r.j+1]-dRow[r.j]
+		l0, l1, l2 := lRows[0][r.j], lRows[1][r.j], lRows[2][r.j]
+		m0, m1, m2 := lRows[0][r.j+1]-l0, lRows[1][r.j+1]-l1, lRows[2][r.j+1]-l2
+		a := acc[3*r.x0 : 3*r.x1]
+		q := p[3*r.x0 : 3*r.x1]
+		for k, t := range tx[r.x0:r.x1] {
+			d := d0 + t*dd
+			s := q[3*k : 3*k+3 : 3*k+3]
+			o := a[3*k : 3*k+3 : 3*k+3]
+			o[0] += d * (enc8[s[0]] - (l0 + t*m0))
+			o[1] += d * (enc8[s[1]] - (l1 + t*m1))
+			o[2] += d * (enc8[s[2]] - (l2 + t*m2))
+		}
+	}
 }
 
 // skipShare is the detail share below which a bracket's detail is not added: at most

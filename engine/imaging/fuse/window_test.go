@@ -113,18 +113,29 @@ func TestNoHaloAtWindows(t *testing.T) {
 	}
 }
 
-// TestWindowPull checks the optional pull: windows blown in the reference come out
-// darker and with more detail, and the room around them does not change.
+// TestWindowPull checks the default pull against none: windows blown in the
+// reference come out darker and closer to the darker bracket's view, the room around
+// them does not change, and the frames get no halo (the halo ratio stays as close to
+// 1 as without the pull). A full-strength pull must pull further.
 func TestWindowPull(t *testing.T) {
 	seq := loadHouse(t)
-	ref := seq[2]
-	plain, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	ref, darker := seq[2], seq[1]
+	off := fuse.DefaultOptions()
+	off.WindowPull = 0
+	plain, err := fuse.Fuse(seq, off)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := fuse.DefaultOptions()
-	o.WindowPull = 1
-	pulled, err := fuse.Fuse(seq, o)
+	if fuse.DefaultOptions().WindowPull <= 0 {
+		t.Fatal("window pull is off by default")
+	}
+	pulled, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := fuse.DefaultOptions()
+	full.WindowPull = 1
+	strong, err := fuse.Fuse(seq, full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,26 +148,39 @@ func TestWindowPull(t *testing.T) {
 	}
 	edge := dilate(notBlown, w, h, 6)
 	far := dilate(blown, w, h, 30)
-	lp, lq := encLuma(plain), encLuma(pulled)
-	var inP, inQ, outDiff float64
+	lp, lq, ls, ld := encLuma(plain), encLuma(pulled), encLuma(strong), encLuma(darker)
+	var inP, inQ, inS, viewP, viewQ, outDiff float64
 	var nIn, nOut int
 	for i := range blown {
 		switch {
 		case blown[i] && !edge[i]:
 			inP += lp[i]
 			inQ += lq[i]
+			inS += ls[i]
+			viewP += math.Abs(lp[i] - ld[i])
+			viewQ += math.Abs(lq[i] - ld[i])
 			nIn++
 		case !far[i]:
 			outDiff += math.Abs(lp[i] - lq[i])
 			nOut++
 		}
 	}
-	inP, inQ, outDiff = inP/float64(nIn), inQ/float64(nIn), outDiff/float64(nOut)
-	t.Logf("window luma %.3f plain, %.3f pulled; room change %.4f", inP, inQ, outDiff)
-	if inQ > inP-0.05 {
-		t.Errorf("windows not pulled down: %.3f -> %.3f", inP, inQ)
+	n := float64(nIn)
+	inP, inQ, inS, viewP, viewQ, outDiff = inP/n, inQ/n, inS/n, viewP/n, viewQ/n, outDiff/float64(nOut)
+	rp, _ := haloRatio(ref, plain)
+	rq, _ := haloRatio(ref, pulled)
+	t.Logf("window luma %.3f off, %.3f default, %.3f full; off the darker bracket's view by %.3f off, %.3f default; room change %.4f; halo ratio %.3f off, %.3f default",
+		inP, inQ, inS, viewP, viewQ, outDiff, rp, rq)
+	if inQ > inP-0.01 || inS > inQ-0.05 {
+		t.Errorf("windows not pulled down: %.3f off, %.3f default, %.3f full", inP, inQ, inS)
+	}
+	if viewQ > viewP-0.01 {
+		t.Errorf("windows no closer to the darker bracket's view: %.3f off, %.3f default", viewP, viewQ)
 	}
 	if outDiff > 0.005 {
 		t.Errorf("the pull changed the room away from the windows by %.4f", outDiff)
+	}
+	if math.Abs(1-rq) > math.Abs(1-rp)+0.005 {
+		t.Errorf("the pull adds a halo at the window frames: ratio %.3f, %.3f without", rq, rp)
 	}
 }
