@@ -5,7 +5,9 @@
 //
 // Pixels are stored as interleaved float32 samples, linear light (not sRGB-encoded)
 // in 0..1 for displayable values, so averaging and resampling are gamma-correct.
-// Values above 1 are allowed in intermediate HDR data.
+// Values above 1 are allowed in intermediate HDR data. Images that are only read
+// until a merge can be held narrow, as 8- or 16-bit sRGB codes (see Narrow); frame-size
+// buffers ask for transparent huge pages (see MakePixels).
 package imaging
 
 import (
