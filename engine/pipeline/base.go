@@ -31,7 +31,9 @@ func decodeStep(cfg Config) func(ctx context.Context, j *Job) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			f, err := decodeInput(cfg, j.Assets, i, id)
+			// Brackets are only read as sRGB codes until the merge: an 8-bit JPEG can
+			// stay as its own codes (see imaging's narrow storage).
+			f, err := decodeInput(cfg, j.Assets, i, id, len(j.Inputs) > 1)
 			if err != nil {
 				return err
 			}
@@ -56,7 +58,7 @@ func decodeStep(cfg Config) func(ctx context.Context, j *Job) error {
 	}
 }
 
-func decodeInput(cfg Config, assets Assets, i int, id string) (Frame, error) {
+func decodeInput(cfg Config, assets Assets, i int, id string, narrow bool) (Frame, error) {
 	b, err := assets.OpenAsset(id)
 	if err != nil {
 		switch core.KindOf(err) {
@@ -67,7 +69,7 @@ func decodeInput(cfg Config, assets Assets, i int, id string) (Frame, error) {
 		return Frame{}, fmt.Errorf("open inputs[%d] (%s): %w", i, id, err)
 	}
 	defer b.Close()
-	img, meta, err := codec.Decode(b, b.Size(), codec.DecodeOptions{MaxPixels: cfg.MaxPixels})
+	img, meta, err := codec.Decode(b, b.Size(), codec.DecodeOptions{MaxPixels: cfg.MaxPixels, Narrow: narrow})
 	if err != nil {
 		var ce *codec.Error
 		if errors.As(err, &ce) {

@@ -73,6 +73,11 @@ type DecodeOptions struct {
 	// still at least that large and RAW develops at half size when that suffices, before
 	// a final Lanczos resize: much faster for previews and exports.
 	ScaleToMaxEdge int
+	// Narrow asks for the file's own 8-bit sRGB codes (imaging's narrow storage) where
+	// they are exact: an RGB JPEG in sRGB, upright, at full size. Brackets waiting for
+	// the merge are read only as sRGB codes, so this skips a float32 frame and two
+	// conversions. Every other file decodes to float32 as usual.
+	Narrow bool
 }
 
 // EncodeOptions choose the output file.

@@ -128,7 +128,7 @@ func (h *header) decode(r io.ReaderAt, size int64, opt DecodeOptions) (*imaging.
 	var err error
 	switch h.format {
 	case FormatJPEG:
-		img, err = decodeJPEG(r, size, h, opt.ScaleToMaxEdge)
+		img, err = decodeJPEG(r, size, h, opt.ScaleToMaxEdge, opt.Narrow)
 	case FormatPNG:
 		img, err = decodePNG(r, size, h)
 	case FormatWebP:
@@ -142,6 +142,9 @@ func (h *header) decode(r io.ReaderAt, size int64, opt DecodeOptions) (*imaging.
 	}
 	if err != nil {
 		return nil, err
+	}
+	if img.IsNarrow() {
+		return img, nil // exact sRGB codes, upright and full size: nothing left to do
 	}
 	if h.profile != nil && profileFits(h.profile, h.model) && !h.profileDone {
 		h.profile.ToSRGB(img)

@@ -10,6 +10,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"io"
 	"strings"
 	"unsafe"
@@ -72,7 +73,7 @@ func readAll(r io.ReaderAt, size int64) ([]byte, error) {
 	return buf, nil
 }
 
-func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Image, error) {
+func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int, narrow bool) (*imaging.Image, error) {
 	if h.bitDepth != 8 {
 		return nil, unsupported("%d-bit JPEG is not supported", h.bitDepth)
 	}
@@ -124,6 +125,10 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Ima
 		p = nil
 	}
 	lut := linearLUT8(p)
+	if narrow && nch == 3 && lut == srgbLUT8 && h.orientation < 2 && scaleTo == 0 {
+		// The decoded bytes are already the sRGB codes a narrow image holds.
+		return &imaging.Image{Pix8: pix, Stride: sw * 3, C: 3, Rect: image.Rect(0, 0, sw, sh)}, nil
+	}
 	inverted := h.jpeg != nil && h.jpeg.adobe
 	row := func(y int, buf []float32) {
 		src := pix[y*sw*nch : (y+1)*sw*nch]

@@ -153,3 +153,40 @@ func TestDecodeTruncatedJPEG(t *testing.T) {
 		t.Fatalf("truncated JPEG: err = %v, want unreadable", err)
 	}
 }
+
+// Narrow decoding hands back a JPEG's own sRGB codes, exactly what the float decode
+// holds, and only where they are exact: not for a rotated or reduced decode, nor for
+// other formats.
+func TestNarrowDecode(t *testing.T) {
+	b := readPhoto(t, "brackets", "house_interior_kim", "C.jpg")
+	full, _ := decodeBytes(t, b, DecodeOptions{})
+	narrow, _ := decodeBytes(t, b, DecodeOptions{Narrow: true})
+	if !narrow.IsNarrow() || narrow.Pix8 == nil {
+		t.Fatal("an upright sRGB JPEG did not decode narrow")
+	}
+	wide := narrow.Widen()
+	if !imaging.SameSize(wide, full) || wide.C != full.C {
+		t.Fatalf("narrow decode is %s x%d, float decode %s x%d", dims(wide), wide.C, dims(full), full.C)
+	}
+	for y := 0; y < full.H(); y++ {
+		a, c := full.Row(y), wide.Row(y)
+		for i := range a {
+			if a[i] != c[i] {
+				t.Fatalf("row %d sample %d: narrow %v, float %v", y, i, c[i], a[i])
+			}
+		}
+	}
+	if small, _ := decodeBytes(t, b, DecodeOptions{Narrow: true, ScaleToMaxEdge: 300}); small.IsNarrow() || small.W() != 300 {
+		t.Errorf("a reduced decode came back narrow or at %s", dims(small))
+	}
+	png := readPhoto(t, "brackets", "memorial_church_debevec", "memorial0066.png")
+	if m, _ := decodeBytes(t, png, DecodeOptions{Narrow: true}); m.IsNarrow() {
+		t.Error("a PNG came back narrow")
+	}
+	needTool(t, "exiftool")
+	p := t.TempDir() + "/o6.jpg"
+	run(t, "exiftool", "-q", "-Orientation#=6", "-o", p, testphotosPath(t, "brackets", "house_interior_kim", "C.jpg"))
+	if m, _ := decodeBytes(t, readFile(t, p), DecodeOptions{Narrow: true}); m.IsNarrow() || m.W() != 500 {
+		t.Errorf("a rotated JPEG came back narrow or unrotated (%s)", dims(m))
+	}
+}
