@@ -8,10 +8,10 @@ import (
 
 // adaptColour removes the low-frequency mismatch between the fill and the photo around
 // it, as seamless cloning does (Pérez et al., 2003): along the known pixels bordering
-// the hole it compares the photo with what the fill's own patches say should be there,
-// smooths that difference along the border, and adds its harmonic interpolation
-// (Laplace's equation, the border differences as boundary values) to the hole. The
-// fill keeps its texture and takes the surrounding shading and colour.
+// the hole it compares the photo with what the fill's own patches say should be there
+// and adds the harmonic interpolation of that difference (Laplace's equation, the
+// border differences as boundary values) to the hole. The fill keeps its gradients
+// and takes the surrounding shading and colour, and meets the photo without a step.
 func (l *level) adaptColour() {
 	w, nc := l.w, l.nc
 	// Work inside the hole's bounding box grown by the border ring.
@@ -47,39 +47,9 @@ func (l *level) adaptColour() {
 			}
 		}
 	})
-	// Smooth the offsets along the ring so that texture in the border does not leak
-	// into the correction as blotches.
-	sm := make([]float32, bw*bh*nc)
-	const reach = 3
-	imaging.Bands(bh, func(_, y0, y1 int) {
-		var acc [4]float32
-		for y := y0; y < y1; y++ {
-			for x := 0; x < bw; x++ {
-				b := y*bw + x
-				if !ring[b] {
-					continue
-				}
-				acc = [4]float32{}
-				n := float32(0)
-				for yy := max(0, y-reach); yy <= min(bh-1, y+reach); yy++ {
-					for xx := max(0, x-reach); xx <= min(bw-1, x+reach); xx++ {
-						j := yy*bw + xx
-						if !ring[j] {
-							continue
-						}
-						for c := 0; c < nc; c++ {
-							acc[c] += off[j*nc+c]
-						}
-						n++
-					}
-				}
-				for c := 0; c < nc; c++ {
-					sm[b*nc+c] = acc[c] / n
-				}
-			}
-		}
-	})
-	corr := membrane(hole, ring, sm, bw, bh, nc)
+	// The offsets are used as they are, pixel by pixel: smoothing them along the ring
+	// would leave a step of its own between the photo and the first filled pixel.
+	corr := membrane(hole, ring, off, bw, bh, nc)
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {

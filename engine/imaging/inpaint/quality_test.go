@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	sheetPath   = flag.String("sheet", "", "write the quality test's contact sheet (original | hole | ours | NS | TELEA) to this PNG")
-	fullQuality = flag.Bool("full", false, "compare with OpenCV on six photos instead of two")
+	sheetPath = flag.String("sheet", "", "write the quality test's contact sheet (original | hole | ours | NS | TELEA) to this PNG")
+	_         = flag.Bool("full", true, "no effect: the quality test always compares on all six photos")
 )
 
 // pythonCV is the interpreter that has OpenCV; the python3 first on PATH may not.
@@ -51,31 +51,28 @@ func (s fillScore) String() string {
 	return fmt.Sprintf("SSIM %.3f (%.3f/%.3f) seam %.3f texture %.2f", s.ssim, s.near, s.far, s.seam, s.texture)
 }
 
-// Tolerances of TestQualityAgainstOpenCV; see there.
+// Texture bounds of TestQualityAgainstOpenCV; see there.
 const (
-	ssimMeanSlack = 0.02
-	ssimCaseSlack = 0.15
-	seamMeanRatio = 1.3
-	texMeanRatio  = 1.3
-	texCaseFloor  = 0.3
+	texMeanRatio = 1.1
+	texCaseFloor = 0.2
 )
 
-// TestQualityAgainstOpenCV (two photos; six with -full) cuts seeded holes of 3, 8 and 15% of the area (blobs and
-// rectangles) into real interiors and exteriors, fills them, and compares the fill
-// with OpenCV's Navier-Stokes and Telea inpainting at their best radius (3, 4 or 5).
+// TestQualityAgainstOpenCV cuts seeded holes of 3, 8 and
+// 15% of the area (blobs and rectangles) into six real interiors and exteriors (the
+// requirement holds on average, so a subset would not test it; the run takes well
+// under a minute), fills
+// them, and compares the fill with OpenCV's Navier-Stokes and Telea inpainting at
+// their best radius (3, 4 or 5; the best SSIM and, separately, the best seam).
 //
-// It requires the fill to keep the photo's texture where diffusion smears it (mean
-// |∇| in the hole relative to the original's: at least texCaseFloor in every case and
-// on average texMeanRatio times OpenCV's; per case the comparison would not be fair,
-// Telea's streaks count as texture too), and to stay close to OpenCV on SSIM against the
-// original and on the seam: SSIM in the hole on average at most ssimMeanSlack below
-// the better OpenCV method (at most ssimCaseSlack in any case), and the mean seam
-// score at most seamMeanRatio times OpenCV's.
-//
-// SSIM against the original is not a goal an exemplar fill can beat diffusion on
-// everywhere: where the hole hides something the photo does not repeat (a dormer, a
-// faucet), a plausible texture scores below a smooth smear, and blurring our fill
-// by σ = 1.5 px raises its SSIM above OpenCV's. The test logs every figure.
+// Averaged over the cases, the fill must score at least the better OpenCV method's
+// SSIM against the original inside the hole, and a lower seam score than either
+// (seamScore along the hole's border; for ours the worse of that and the grown hole's
+// border, where our fill meets the untouched photo). It must also keep texture where
+// diffusion smears it: mean |∇| in the hole relative to the original's at least
+// texCaseFloor in every case and on average texMeanRatio times the better OpenCV
+// method's (per case the comparison would not be fair: Telea's streaks count as
+// texture too). Single cases may fall below OpenCV on SSIM or seam, where the hole
+// hides something the photo does not repeat; the test logs every figure.
 func TestQualityAgainstOpenCV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the comparison with OpenCV takes a while; run without -short")
@@ -96,9 +93,6 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 		frac   float64
 		shapes int
 	}{{0.03, 3}, {0.08, 2}, {0.15, 1}}
-	if !*fullQuality {
-		photos = append(photos[:0:0], photos[0], photos[4])
-	}
 
 	var rows [][]*imaging.Image
 	var sumOurs, sumNS, sumTelea fillScore
@@ -174,9 +168,6 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 			}
 			ns, telea := best["ns"], best["telea"]
 			t.Logf("%-26s ours %v | NS %v | TELEA %v", name, our, ns, telea)
-			if floor := max(ns.ssim, telea.ssim) - ssimCaseSlack; our.ssim < floor {
-				t.Errorf("%s: SSIM in the hole %.3f, more than %.2f below OpenCV's %.3f", name, our.ssim, ssimCaseSlack, floor+ssimCaseSlack)
-			}
 			if our.texture < texCaseFloor {
 				t.Errorf("%s: the fill keeps %.2f of the photo's gradient: a smear", name, our.texture)
 			}
@@ -200,11 +191,13 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 	}
 	our, ns, telea := mean(sumOurs), mean(sumNS), mean(sumTelea)
 	t.Logf("%-26s ours %v | NS %v | TELEA %v", "MEAN", our, ns, telea)
-	if ref := max(ns.ssim, telea.ssim); our.ssim < ref-ssimMeanSlack {
-		t.Errorf("mean SSIM in the hole %.3f, more than %.2f below OpenCV's %.3f", our.ssim, ssimMeanSlack, ref)
+	t.Logf("mean SSIM %.4f vs %.4f, seam %.4f vs %.4f, texture %.3f vs %.3f", our.ssim, max(ns.ssim, telea.ssim),
+		our.seam, min(ns.seam, telea.seam), our.texture, max(ns.texture, telea.texture))
+	if ref := max(ns.ssim, telea.ssim); our.ssim < ref {
+		t.Errorf("mean SSIM in the hole %.4f, below OpenCV's %.4f", our.ssim, ref)
 	}
-	if ref := min(ns.seam, telea.seam); our.seam > seamMeanRatio*ref {
-		t.Errorf("mean seam %.3f, more than %.1f times OpenCV's %.3f", our.seam, seamMeanRatio, ref)
+	if ref := min(ns.seam, telea.seam); our.seam >= ref {
+		t.Errorf("mean seam %.4f, not below OpenCV's %.4f", our.seam, ref)
 	}
 	if ref := max(ns.texture, telea.texture); our.texture < texMeanRatio*ref {
 		t.Errorf("mean texture %.2f, less than %.1f times OpenCV's %.2f", our.texture, texMeanRatio, ref)

@@ -90,6 +90,7 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 			}
 		}
 	})
+	r.matte(l0, user, bb, grow)
 	l0.prepare(depth)
 	if len(l0.srcs) < minSources {
 		return nil, fmt.Errorf("%w: only %d intact %dx%d patches around the hole",
@@ -214,7 +215,7 @@ func (r *region) scheduleFor(k int) schedule {
 	case k == len(r.levels)-1:
 		return schedule{em: 8, passes: 2, radius: full}
 	case k == 0:
-		return schedule{em: 1, passes: 1, radius: 4}
+		return schedule{em: 1, passes: 2, radius: 4}
 	case k == 1:
 		return schedule{em: 2, passes: 2, radius: full}
 	default:
@@ -257,6 +258,7 @@ func (r *region) solve(seed int64) {
 		}
 	}
 	r.levels[0].adaptColour()
+	r.levels[0].refineDetail()
 }
 
 // onionSigma2 stands in for the typical patch distance before any has been measured,
@@ -286,6 +288,92 @@ func (r *region) composite(out *imaging.Image) {
 				for c := range dst {
 					dst[c] = a*src[c] + (1-a)*dst[c]
 				}
+			}
+		}
+	})
+}
+
+// The growth is there for an object's soft edge and halo, which a drawn mask usually
+// misses; where a pixel of it shows no trace of the object it is better left as it
+// was, for replacing real photo with synthesis is what makes a border visible. matte
+// estimates, per growth pixel, how far its colour lies from the photo around it
+// (the known pixels within grow+1 px) towards the object's (the mask's pixels within
+// the same reach), in encoded colour and along the line between the two means, as a
+// linear matte does. What lies within matteNoise standard deviations of the photo's
+// own spread along that line is the photo's texture, not the object; beyond it the
+// pixel is replaced in proportion, fully once it is matteFull of the way to the
+// object. Where the object and its surroundings have nearly the same colour
+// (closer than matteEps), the distance is measured against matteEps, so that noise
+// is not read as a halo.
+const (
+	matteNoise = 2
+	matteFull  = 0.25
+	matteEps   = 0.1
+)
+
+// matte scales the composite alpha of every growth pixel by how much of the
+// object's colour it holds (see above); the mask's own pixels stay replaced.
+func (r *region) matte(l0 *level, user []bool, bb image.Rectangle, grow int) {
+	w, h, nc := l0.w, l0.h, l0.nc
+	R := grow + 1
+	imaging.Bands(bb.Dy(), func(_, y0, y1 int) {
+		for y := y0 + bb.Min.Y; y < y1+bb.Min.Y; y++ {
+			for x := bb.Min.X; x < bb.Max.X; x++ {
+				i := y*w + x
+				if user[i] || !l0.hole[i] {
+					continue
+				}
+				var in, out [4]float32
+				ni, no := 0, 0
+				for yy := max(0, y-R); yy <= min(h-1, y+R); yy++ {
+					for xx := max(0, x-R); xx <= min(w-1, x+R); xx++ {
+						j := yy*w + xx
+						switch {
+						case user[j]:
+							for c := 0; c < nc; c++ {
+								in[c] += encode(l0.lin[j*nc+c])
+							}
+							ni++
+						case !l0.hole[j]:
+							for c := 0; c < nc; c++ {
+								out[c] += encode(l0.lin[j*nc+c])
+							}
+							no++
+						}
+					}
+				}
+				if ni == 0 || no == 0 {
+					continue
+				}
+				var d [4]float32
+				var dd float32
+				for c := 0; c < nc; c++ {
+					in[c] /= float32(ni)
+					out[c] /= float32(no)
+					d[c] = in[c] - out[c]
+					dd += d[c] * d[c]
+				}
+				dl := float32(math.Sqrt(float64(max(dd, matteEps*matteEps))))
+				proj := func(j int) float32 {
+					var t float32
+					for c := 0; c < nc; c++ {
+						t += (encode(l0.lin[j*nc+c]) - out[c]) * d[c]
+					}
+					return t / dl
+				}
+				// Spread of the photo around it along that direction.
+				var v float32
+				for yy := max(0, y-R); yy <= min(h-1, y+R); yy++ {
+					for xx := max(0, x-R); xx <= min(w-1, x+R); xx++ {
+						if j := yy*w + xx; !user[j] && !l0.hole[j] {
+							t := proj(j)
+							v += t * t
+						}
+					}
+				}
+				noise := matteNoise * float32(math.Sqrt(float64(v/float32(no))))
+				a := min(1, max(0, (proj(i)-noise)/(matteFull*dl)))
+				r.alpha[i] *= a
 			}
 		}
 	})
