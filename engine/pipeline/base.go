@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"golang.org/x/sync/errgroup"
 )
 
 // baseSteps are the steps every order runs.
@@ -26,19 +29,37 @@ func baseSteps(cfg Config) []Step {
 // are photos; JPEG has no alpha). Brackets of one scene must share one size.
 func decodeStep(cfg Config) func(ctx context.Context, j *Job) error {
 	return func(ctx context.Context, j *Job) error {
-		j.Frames = make([]Frame, 0, len(j.Inputs))
+		j.Frames = make([]Frame, len(j.Inputs))
+		// Two brackets decode at once: a JPEG decoder runs on one core, and the
+		// conversions after it are row bands that share the others.
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(min(2, runtime.GOMAXPROCS(0)))
+		var mu sync.Mutex
+		done := 0
 		for i, id := range j.Inputs {
-			if err := ctx.Err(); err != nil {
-				return err
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				// Brackets are only read as sRGB codes until the merge: an 8-bit JPEG
+				// can stay as its own codes (see imaging's narrow storage).
+				f, err := decodeInput(cfg, j.Assets, i, id, len(j.Inputs) > 1)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				j.Frames[i] = f
+				done++
+				j.Progress(float64(done) / float64(len(j.Inputs)))
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-			// Brackets are only read as sRGB codes until the merge: an 8-bit JPEG can
-			// stay as its own codes (see imaging's narrow storage).
-			f, err := decodeInput(cfg, j.Assets, i, id, len(j.Inputs) > 1)
-			if err != nil {
-				return err
-			}
-			j.Frames = append(j.Frames, f)
-			j.Progress(float64(i+1) / float64(len(j.Inputs)))
+			return err
 		}
 		first := j.Frames[0].Image
 		for i, f := range j.Frames[1:] {
