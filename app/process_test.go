@@ -3,8 +3,10 @@ package app
 import (
 	"bytes"
 	"errors"
+	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,10 +37,10 @@ func exitCode(err error) int {
 	return 0
 }
 
-func TestProcessWritesAReencodedPhoto(t *testing.T) {
-	in := testphotos.Path(t, "interiors", "houses_109_bedroom.jpg")
-	out := filepath.Join(t.TempDir(), "out.png")
-	_, stderr, err := runCLI(t, "process", "-q", "-o", out, in)
+// processTo runs porchlight process with args and decodes its output file at out.
+func processTo(t *testing.T, out string, decode func(io.Reader) (image.Image, error), args ...string) image.Image {
+	t.Helper()
+	_, stderr, err := runCLI(t, append([]string{"process"}, args...)...)
 	if err != nil {
 		t.Fatalf("process: %v\n%s", err, stderr)
 	}
@@ -47,10 +49,17 @@ func TestProcessWritesAReencodedPhoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	img, err := png.Decode(f) // the extension chose the format
+	img, err := decode(f)
 	if err != nil {
-		t.Fatalf("output is not a PNG: %v", err)
+		t.Fatalf("output %s does not decode: %v", filepath.Base(out), err)
 	}
+	return img
+}
+
+func TestProcessWritesAReencodedPhoto(t *testing.T) {
+	in := testphotos.Path(t, "interiors", "houses_109_bedroom.jpg")
+	out := filepath.Join(t.TempDir(), "out.png")
+	img := processTo(t, out, png.Decode, "-q", "-o", out, in) // the extension chose the format
 	if b := img.Bounds(); b.Dx() != 1024 || b.Dy() != 576 {
 		t.Fatalf("output is %v, want 1024x576", b)
 	}
@@ -102,19 +111,7 @@ func TestProcessUnreadableInputFails(t *testing.T) {
 func TestProcessDevelopsACameraRaw(t *testing.T) {
 	in := testphotos.Path(t, "raw", "CRW.CRW")
 	out := filepath.Join(t.TempDir(), "out.jpg")
-	_, stderr, err := runCLI(t, "process", "-q", "--tonecraft", "-o", out, in)
-	if err != nil {
-		t.Fatalf("process: %v\n%s", err, stderr)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := jpeg.Decode(f)
-	if err != nil {
-		t.Fatalf("output is not a JPEG: %v", err)
-	}
+	img := processTo(t, out, jpeg.Decode, "-q", "--tonecraft", "-o", out, in)
 	b := img.Bounds()
 	if b.Dx() < 2000 || b.Dy() < 1300 {
 		t.Fatalf("output is %v, want the sensor's size (about 2176x1448)", b)
