@@ -39,3 +39,19 @@ func BenchmarkEstimatePhone5x9MP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEstimateOffice3x21MPNarrow is the develop path: 8-bit brackets as decoded.
+func BenchmarkEstimateOffice3x21MPNarrow(b *testing.B) {
+	imgs := officeMiddle(b)
+	for i, m := range imgs {
+		imgs[i] = m.Narrow()
+	}
+	ref := align.ReferenceIndex(imgs)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := align.Estimate(imgs, ref, align.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -71,6 +71,10 @@ func reduceWork(m *imaging.Image, f int) *work {
 			clear(acc)
 			clear(mx)
 			for y := by * f; y < (by+1)*f; y++ {
+				if m.Pix8 != nil && nc == 3 {
+					reduceRow8(m.Pix8[y*m.Stride:y*m.Stride+w*f*3], f, acc, mx)
+					continue
+				}
 				row := m.LinearRow(y, lin)
 				if nc == 1 {
 					for x, v := range row[:w*f] {
@@ -108,6 +112,44 @@ func reduceWork(m *imaging.Image, f int) *work {
 	wk := &work{luma: lu, valid: valid}
 	wk.eq, wk.mean = equalize(lu)
 	return wk
+}
+
+// Per-channel shares of linear luma for 8-bit sRGB codes, and the first code at or
+// above clipHigh: an 8-bit bracket is reduced from its codes without a float row.
+var (
+	luma8R, luma8G, luma8B [256]float32
+	clip8                  = func() uint8 {
+		c := 255
+		for c > 0 && imaging.Decode8(uint8(c-1)) >= clipHigh {
+			c--
+		}
+		return uint8(c)
+	}()
+)
+
+func init() {
+	for i := range 256 {
+		v := imaging.Decode8(uint8(i))
+		luma8R[i], luma8G[i], luma8B[i] = 0.2126*v, 0.7152*v, 0.0722*v
+	}
+}
+
+// reduceRow8 adds one row of 8-bit RGB codes to the blocks' luma sums in acc and
+// marks a block that holds a clipped sample in mx, as reduceWork does for float rows.
+func reduceRow8(row []uint8, f int, acc, mx []float32) {
+	for bx := range acc {
+		p := row[bx*f*3 : (bx+1)*f*3]
+		var sum float32
+		for len(p) >= 3 {
+			r, g, b := p[0], p[1], p[2]
+			sum += luma8R[r] + luma8G[g] + luma8B[b]
+			if r >= clip8 || g >= clip8 || b >= clip8 {
+				mx[bx] = clipHigh
+			}
+			p = p[3:]
+		}
+		acc[bx] += sum
+	}
 }
 
 // equalize maps every sample to the fraction of samples darker than it (mid-rank
