@@ -29,7 +29,11 @@ func BenchmarkAlignOffice3x21MP(b *testing.B) {
 }
 
 func BenchmarkEstimatePhone5x9MP(b *testing.B) {
-	imgs := loadScene(b, "library_phone")
+	benchEstimate(b, loadScene(b, "library_phone"))
+}
+
+// benchEstimate times the registration of imgs to their reference.
+func benchEstimate(b *testing.B, imgs []*imaging.Image) {
 	ref := align.ReferenceIndex(imgs)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -46,12 +50,5 @@ func BenchmarkEstimateOffice3x21MPNarrow(b *testing.B) {
 	for i, m := range imgs {
 		imgs[i] = m.Narrow()
 	}
-	ref := align.ReferenceIndex(imgs)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := align.Estimate(imgs, ref, align.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchEstimate(b, imgs)
 }

@@ -48,28 +48,13 @@ func Apply(img *imaging.Image, look Look) (*imaging.Image, error) {
 
 // ApplyResult is Apply that also reports the measured levels and sharpening radius.
 func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) {
-	if err := checkImage(img); err != nil {
-		return nil, Result{}, err
-	}
-	if err := look.Validate(); err != nil {
-		return nil, Result{}, err
-	}
-	p, err := compile(img, look)
+	var out *imaging.Image
+	res, err := render(img, look, func() *imaging.Image {
+		out = imaging.New(img.W(), img.H(), img.C)
+		return out
+	})
 	if err != nil {
 		return nil, Result{}, err
-	}
-	out := imaging.New(img.W(), img.H(), img.C)
-	var us *unsharp
-	if look.Sharpen {
-		us = newUnsharp(img.W(), img.H())
-	}
-	p.run(img, out, us)
-	res := Result{LevelsBlack: 0, LevelsWhite: 1}
-	if look.AutoLevels {
-		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
-	}
-	if us != nil {
-		res.SharpenSigma = us.sigma
 	}
 	return out, res, nil
 }
@@ -77,6 +62,12 @@ func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) 
 // ApplyInPlace is ApplyResult writing the result over img, for a caller that has no
 // further use for the input: it saves a full-size image of memory.
 func ApplyInPlace(img *imaging.Image, look Look) (Result, error) {
+	return render(img, look, func() *imaging.Image { return img })
+}
+
+// render checks img and look, then renders into the image dst returns (img itself,
+// or a new one).
+func render(img *imaging.Image, look Look, dst func() *imaging.Image) (Result, error) {
 	if err := checkImage(img); err != nil {
 		return Result{}, err
 	}
@@ -91,7 +82,7 @@ func ApplyInPlace(img *imaging.Image, look Look) (Result, error) {
 	if look.Sharpen {
 		us = newUnsharp(img.W(), img.H())
 	}
-	p.run(img, img, us)
+	p.run(img, dst(), us)
 	res := Result{LevelsBlack: 0, LevelsWhite: 1}
 	if look.AutoLevels {
 		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
