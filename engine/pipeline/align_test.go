@@ -38,7 +38,7 @@ func runAlign(t *testing.T, maxEdge int, scene string, names ...string) (*Job, [
 
 func misalignment(t *testing.T, a, b Frame) float64 {
 	t.Helper()
-	m, err := quality.MeasureMisalignment(a.Image, b.Image, quality.MisalignOptions{Grid: 1})
+	m, err := quality.MeasureMisalignment(a.Image.Widen(), b.Image.Widen(), quality.MisalignOptions{Grid: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

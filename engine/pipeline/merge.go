@@ -40,6 +40,8 @@ func alignStep(ctx context.Context, j *Job) error {
 	if len(j.Frames) < 2 {
 		return nil
 	}
+	// Narrow before warping, so the warped copies are 16-bit codes too.
+	narrowFrames(j)
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
 	ts, err := align.Estimate(imgs, ref, align.Options{})
@@ -85,9 +87,10 @@ func mergeStep(ctx context.Context, j *Job) error {
 	return nil
 }
 
-// narrowFrames holds the brackets as sRGB codes from here to the merge, which reads
-// them only encoded: 8 bits for a JPEG (exactly), else 16, a quarter or half of the
-// decoded float32 frames, which are dropped one by one.
+// narrowFrames holds the brackets as sRGB codes from alignment (or the merge, when
+// alignment is off) to the merge, which reads them only encoded: 8 bits for a JPEG
+// (exactly), else 16, a quarter or half of the decoded float32 frames, which are
+// dropped one by one.
 func narrowFrames(j *Job) {
 	for i := range j.Frames {
 		if j.Frames[i].Image.IsNarrow() {
