@@ -89,53 +89,51 @@ func (r BatchRequest) MarshalJSON() ([]byte, error) {
 // 5xx or a lost connection is sent again safely: the server answers the order it
 // already created, if it did.
 func (c *Client) SubmitOrder(ctx context.Context, req OrderRequest, idempotencyKey string) (OrderCreated, error) {
-	if idempotencyKey == "" {
-		idempotencyKey = newIdempotencyKey()
-	}
-	var o OrderCreated
-	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/orders", body: req, retry: retrySafe,
-		header: http.Header{HeaderIdempotencyKey: {idempotencyKey}}}, &o)
-	return o, err
+	return callFor[OrderCreated](ctx, c, submission("/v1/orders", req, idempotencyKey))
 }
 
 // Order is GET /v1/orders/:id.
 func (c *Client) Order(ctx context.Context, id string) (core.OrderSummary, error) {
-	var s core.OrderSummary
-	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/orders/" + escape(id)}, &s)
-	return s, err
+	return callFor[core.OrderSummary](ctx, c, request{method: http.MethodGet, path: "/v1/orders/" + escape(id)})
 }
 
 // CancelOrder is POST /v1/orders/:id/cancel. Repeating it answers the same summary,
 // so it is retried like a read; a settled order answers 409.
 func (c *Client) CancelOrder(ctx context.Context, id string) (core.OrderSummary, error) {
-	var s core.OrderSummary
-	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/orders/" + escape(id) + "/cancel", retry: retrySafe}, &s)
-	return s, err
+	return callFor[core.OrderSummary](ctx, c, request{method: http.MethodPost, path: "/v1/orders/" + escape(id) + "/cancel", retry: retrySafe})
 }
 
 // SubmitBatch is POST /v1/batches, with the same idempotency as SubmitOrder.
 func (c *Client) SubmitBatch(ctx context.Context, req BatchRequest, idempotencyKey string) (core.BatchAggregate, error) {
-	if idempotencyKey == "" {
-		idempotencyKey = newIdempotencyKey()
-	}
-	var a core.BatchAggregate
-	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/batches", body: req, retry: retrySafe,
-		header: http.Header{HeaderIdempotencyKey: {idempotencyKey}}}, &a)
-	return a, err
+	return callFor[core.BatchAggregate](ctx, c, submission("/v1/batches", req, idempotencyKey))
 }
 
 // Batch is GET /v1/batches/:id.
 func (c *Client) Batch(ctx context.Context, id string) (core.BatchAggregate, error) {
-	var a core.BatchAggregate
-	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/batches/" + escape(id)}, &a)
-	return a, err
+	return callFor[core.BatchAggregate](ctx, c, request{method: http.MethodGet, path: "/v1/batches/" + escape(id)})
 }
 
 // CancelBatch is POST /v1/batches/:id/cancel; repeating it answers the aggregate again.
 func (c *Client) CancelBatch(ctx context.Context, id string) (core.BatchAggregate, error) {
-	var a core.BatchAggregate
-	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/batches/" + escape(id) + "/cancel", retry: retrySafe}, &a)
-	return a, err
+	return callFor[core.BatchAggregate](ctx, c, request{method: http.MethodPost, path: "/v1/batches/" + escape(id) + "/cancel", retry: retrySafe})
+}
+
+// submission is a POST that creates something, with an idempotency key (a fresh one
+// when key is empty) so that it is retried safely: the server answers what it already
+// created, if it did.
+func submission(path string, body any, key string) request {
+	if key == "" {
+		key = newIdempotencyKey()
+	}
+	return request{method: http.MethodPost, path: path, body: body, retry: retrySafe,
+		header: http.Header{HeaderIdempotencyKey: {key}}}
+}
+
+// callFor is call decoding the answer into a new T.
+func callFor[T any](ctx context.Context, c *Client, r request) (T, error) {
+	var v T
+	_, err := c.call(ctx, r, &v)
+	return v, err
 }
 
 // WaitOrder follows an order until it settles and returns its terminal summary.
