@@ -1,7 +1,6 @@
 package align_test
 
 import (
-	"image"
 	_ "image/jpeg"
 	_ "image/png"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -37,16 +37,4 @@ func loadScene(t testing.TB, scene string) []*imaging.Image {
 	return out
 }
 
-func loadPhoto(t testing.TB, rel ...string) *imaging.Image {
-	t.Helper()
-	f, err := os.Open(testphotos.Path(t, rel...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
-	if err != nil {
-		t.Fatalf("decode %v: %v", rel, err)
-	}
-	return imaging.FromImage(m, false)
-}
+var loadPhoto = imagingtest.LoadPhoto

@@ -12,30 +12,12 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/align"
 	"github.com/porchlight/porchlight/engine/imaging/quality"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// shrink box-averages m by an integer factor (linear light).
-func shrink(m *imaging.Image, f int) *imaging.Image {
-	w, h := m.W()/f, m.H()/f
-	out := imaging.New(w, h, m.C)
-	inv := 1 / float32(f*f)
-	for y := 0; y < h; y++ {
-		dst := out.Row(y)
-		for dy := 0; dy < f; dy++ {
-			src := m.Row(y*f + dy)
-			for x := 0; x < w; x++ {
-				for dx := 0; dx < f; dx++ {
-					for c := 0; c < m.C; c++ {
-						dst[x*m.C+c] += src[(x*f+dx)*m.C+c] * inv
-					}
-				}
-			}
-		}
-	}
-	return out
-}
+var shrink = imagingtest.Shrink
 
 // blur3 is a 3×3 box blur (edges repeated).
 func blur3(m *imaging.Image) *imaging.Image {

@@ -11,6 +11,7 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
 	"github.com/porchlight/porchlight/engine/imaging/quality"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -25,26 +26,7 @@ func loadHouse(t testing.TB) []*imaging.Image {
 	return seq
 }
 
-// shrink box-averages m by an integer factor in linear light.
-func shrink(m *imaging.Image, f int) *imaging.Image {
-	w, h := m.W()/f, m.H()/f
-	out := imaging.New(w, h, m.C)
-	inv := 1 / float32(f*f)
-	for y := 0; y < h; y++ {
-		dst := out.Row(y)
-		for dy := 0; dy < f; dy++ {
-			src := m.Row(y*f + dy)
-			for x := 0; x < w; x++ {
-				for dx := 0; dx < f; dx++ {
-					for c := 0; c < m.C; c++ {
-						dst[x*m.C+c] += src[(x*f+dx)*m.C+c] * inv
-					}
-				}
-			}
-		}
-	}
-	return out
-}
+var shrink = imagingtest.Shrink
 
 func TestFuseOrderDoesNotMatter(t *testing.T) {
 	seq := loadHouse(t)

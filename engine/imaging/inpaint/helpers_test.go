@@ -10,23 +10,10 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
-	"github.com/porchlight/porchlight/internal/testphotos"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
-// loadPhoto decodes a test photo into a linear image.
-func loadPhoto(tb testing.TB, rel ...string) *imaging.Image {
-	tb.Helper()
-	f, err := os.Open(testphotos.Path(tb, rel...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
-	if err != nil {
-		tb.Fatalf("decode %v: %v", rel, err)
-	}
-	return imaging.FromImage(m, false)
-}
+var loadPhoto = imagingtest.LoadPhoto
 
 // holeShapes draws seeded random holes covering about frac of a w×h image: smooth
 // blobs (wobbly ellipses) and rectangles, kept away from the image border so they

@@ -1,32 +1,16 @@
 package perspective
 
 import (
-	"image"
 	_ "image/jpeg"
 	_ "image/png"
 	"math"
-	"os"
 	"sort"
-	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
-	"github.com/porchlight/porchlight/internal/testphotos"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
-// loadPhoto decodes a test photo into linear float32.
-func loadPhoto(tb testing.TB, rel ...string) *imaging.Image {
-	tb.Helper()
-	f, err := os.Open(testphotos.Path(tb, rel...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
-	if err != nil {
-		tb.Fatalf("decode %v: %v", rel, err)
-	}
-	return imaging.FromImage(m, false)
-}
+var loadPhoto = imagingtest.LoadPhoto
 
 // The tilt metric counts segments leaning at most nearVerticalDeg from vertical and at
 // least metricMinLength image heights long (architecture, not book spines).

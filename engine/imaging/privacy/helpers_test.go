@@ -1,10 +1,8 @@
 package privacy
 
 import (
-	"bufio"
 	"encoding/xml"
 	"image"
-	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,24 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
-// loadPhoto decodes a JPEG from the shared test photos into linear light.
-func loadPhoto(tb testing.TB, rel ...string) *imaging.Image {
-	tb.Helper()
-	f, err := os.Open(testphotos.Path(tb, rel...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	m, err := jpeg.Decode(bufio.NewReader(f))
-	if err != nil {
-		tb.Fatalf("decode %v: %v", rel, err)
-	}
-	return imaging.FromImage(m, false)
-}
+var loadPhoto = imagingtest.LoadPhoto
 
 // faceTruth reads dlib's training.xml and testing.xml: image file -> face boxes.
 func faceTruth(tb testing.TB) map[string][]image.Rectangle {

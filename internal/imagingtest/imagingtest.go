@@ -1,0 +1,54 @@
+// Package imagingtest holds what the pixel packages' tests share: loading a real test
+// photo into a linear image, and box-shrinking it to keep tests fast.
+package imagingtest
+
+import (
+	"image"
+	_ "image/jpeg" // the test photos are JPEG and PNG
+	_ "image/png"
+	"os"
+	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/testphotos"
+)
+
+// LoadPhoto decodes a test photo (a path below the test photo folder) into a linear
+// image, skipping the test when the folder is absent.
+func LoadPhoto(tb testing.TB, rel ...string) *imaging.Image {
+	tb.Helper()
+	f, err := os.Open(testphotos.Path(tb, rel...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	m, _, err := image.Decode(f)
+	if err != nil {
+		tb.Fatalf("decode %v: %v", rel, err)
+	}
+	return imaging.FromImage(m, false)
+}
+
+// Shrink box-averages m by an integer factor in linear light; m itself for f <= 1.
+func Shrink(m *imaging.Image, f int) *imaging.Image {
+	if f <= 1 {
+		return m
+	}
+	w, h := m.W()/f, m.H()/f
+	out := imaging.New(w, h, m.C)
+	inv := 1 / float32(f*f)
+	for y := 0; y < h; y++ {
+		dst := out.Row(y)
+		for dy := 0; dy < f; dy++ {
+			src := m.Row(y*f + dy)
+			for x := 0; x < w; x++ {
+				for dx := 0; dx < f; dx++ {
+					for c := 0; c < m.C; c++ {
+						dst[x*m.C+c] += src[(x*f+dx)*m.C+c] * inv
+					}
+				}
+			}
+		}
+	}
+	return out
+}
