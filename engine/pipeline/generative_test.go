@@ -167,17 +167,7 @@ func TestGenEditWithoutBackendFails(t *testing.T) {
 // decodePhoto decodes a test photo as the pipeline does.
 func decodePhoto(t testing.TB, rel []string) *imaging.Image {
 	t.Helper()
-	f, err := os.Open(photos(t, rel).paths["in0"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	img, _, err := codec.Decode(f, st.Size(), codec.DecodeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return toRGB(img)
+	return toRGB(decodeFile(t, photos(t, rel).paths["in0"]))
 }
 
 // The magic eraser on a backend changes the masked region and leaves every pixel

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/porchlight/porchlight/core"
@@ -14,15 +13,10 @@ import (
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
-func decodeFile(t *testing.T, path string) *imaging.Image {
+// decodeFile decodes a file as the pipeline's decoder does (float32, upright, sRGB).
+func decodeFile(t testing.TB, path string) *imaging.Image {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	img, _, err := codec.Decode(f, st.Size(), codec.DecodeOptions{})
+	img, _, err := codec.DecodeFile(path, codec.DecodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 package imagingtest
 
 import (
+	"encoding/json"
 	"image"
 	_ "image/jpeg" // the test photos are JPEG and PNG
 	_ "image/png"
@@ -51,4 +52,26 @@ func Shrink(m *imaging.Image, f int) *imaging.Image {
 		}
 	}
 	return out
+}
+
+// GoldenJSON reads the golden file at path into want, after writing got there when
+// update is set (the tests' -update flag).
+func GoldenJSON(tb testing.TB, path string, got, want any, update bool) {
+	tb.Helper()
+	if update {
+		b, err := json.MarshalIndent(got, "", "  ")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, want); err != nil {
+		tb.Fatalf("golden %s: %v", path, err)
+	}
 }

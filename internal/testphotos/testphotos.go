@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +48,23 @@ func Path(tb testing.TB, rel ...string) string {
 		tb.Fatalf("test photo missing: %v", err)
 	}
 	return p
+}
+
+// Brackets returns the file names of a bracket set's images (JPEG and PNG), sorted,
+// skipping the test when the photo folder is absent.
+func Brackets(tb testing.TB, scene string) []string {
+	tb.Helper()
+	ents, err := os.ReadDir(filepath.Join(Dir(tb), "brackets", scene))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".jpg", ".jpeg", ".png":
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
 }

@@ -1,11 +1,9 @@
 package align_test
 
 import (
-	"encoding/json"
 	"flag"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -116,20 +114,8 @@ func TestAlignGolden(t *testing.T) {
 		}
 	}
 	path := filepath.Join("testdata", "library_corners.json")
-	if *update {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want [][][2]float64
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	imagingtest.GoldenJSON(t, path, got, &want, *update)
 	for i := range want {
 		for j := range want[i] {
 			if d := math.Hypot(got[i][j][0]-want[i][j][0], got[i][j][1]-want[i][j][1]); d > 0.3 {

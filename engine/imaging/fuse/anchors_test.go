@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +69,7 @@ func TestMEFSSIMAgainstAnchors(t *testing.T) {
 		name := sc.Name()
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(cache, name)
-			frames := alignedFrames(t, filepath.Join(root, name), dir)
+			frames := alignedFrames(t, name, dir)
 			seq := make([]*imaging.Image, len(frames))
 			for i, f := range frames {
 				seq[i] = loadFile(t, f)
@@ -110,20 +109,10 @@ func TestMEFSSIMAgainstAnchors(t *testing.T) {
 
 // alignedFrames aligns the brackets of a scene and writes them as 8-bit PNG into dir,
 // reusing files from an earlier run.
-func alignedFrames(t *testing.T, src, dir string) []string {
+func alignedFrames(t *testing.T, scene, dir string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		n := strings.ToLower(e.Name())
-		if strings.HasSuffix(n, ".jpg") || strings.HasSuffix(n, ".png") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
+	src := filepath.Join(testphotos.Dir(t), "brackets", scene)
+	names := testphotos.Brackets(t, scene)
 	out := make([]string, len(names))
 	missing := false
 	for i := range names {

@@ -1,14 +1,13 @@
 package quality
 
 import (
-	"encoding/json"
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -56,20 +55,8 @@ func TestGoldenScores(t *testing.T) {
 	got.Tilt = tilt.Degrees
 
 	path := filepath.Join("testdata", "golden_scores.json")
-	if *update {
-		b, _ := json.MarshalIndent(got, "", "  ")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want goldenScores
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	imagingtest.GoldenJSON(t, path, got, &want, *update)
 	near := func(name string, a, b, tol float64) {
 		if math.Abs(a-b) > tol {
 			t.Errorf("%s = %.5f, golden %.5f (rerun with -update if intended)", name, a, b)
