@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/store"
+	"github.com/porchlight/porchlight/internal/testphotos"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -47,6 +49,45 @@ func TestCrashChild(t *testing.T) {
 	s.Serve(context.Background())
 }
 
+// childStartTimeout bounds the wait for the child's announcement. The child exiting
+// ends the wait at once; this only catches a child that hangs.
+const childStartTimeout = 5 * time.Minute
+
+// waitChildLine reads the child's stdout until a line starting with prefix and
+// answers the rest of it. A child that exits first (a failure, a skip) fails the test
+// with what it printed.
+func waitChildLine(t *testing.T, out io.Reader, prefix string) string {
+	t.Helper()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
+	deadline := time.After(childStartTimeout)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the child exited before printing %q; its output:\n%s", prefix, strings.Join(seen, "\n"))
+			}
+			if rest, found := strings.CutPrefix(l, prefix); found {
+				go func() { // keep the pipe drained until the child is killed
+					for range lines {
+					}
+				}()
+				return rest
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			t.Fatalf("the child did not print %q within %s; its output:\n%s", prefix, childStartTimeout, strings.Join(seen, "\n"))
+		}
+	}
+}
+
 // A process killed (SIGKILL, no cleanup) in the middle of an ingest leaves the asset in
 // processing with its job queued; the next start finishes it, and the upload queued
 // behind it, and sweeps nothing that is referenced.
@@ -54,9 +95,13 @@ func TestCrashMidIngest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	// The child reads the test photos: find them here and hand the folder down, so
+	// that without them this test skips instead of its child.
+	photos := testphotos.Dir(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	// -test.v: should the child end early, its output says why.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, testphotos.Env+"="+photos)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -65,27 +110,10 @@ func TestCrashMidIngest(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var cut string
-	select {
-	case l := <-lines:
-		cut, _ = strings.CutPrefix(l, "PROCESSING ")
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("child never reached processing")
-	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cut := waitChildLine(t, out, "PROCESSING ")
 	cmd.Process.Kill()
 	cmd.Wait()
-	if cut == "" {
-		t.Fatal("child did not announce the asset it stopped in")
-	}
 
 	// What the crash left: one asset in processing, both jobs still queued.
 	db, err := store.Open(dir)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
 // The crash test runs the whole server in a child process (this test binary run
@@ -32,11 +33,19 @@ func crashChild(t *testing.T) {
 	select {}
 }
 
+// childStartTimeout bounds the wait for the child's LISTEN line. The child exiting
+// ends the wait at once; this only catches a child that hangs.
+const childStartTimeout = 5 * time.Minute
+
 // startChild runs a child on dir and answers its process and base address.
 func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envCrashDir+"="+dir)
+	// The child reads the test photos: find them here and hand the folder down, so
+	// that without them this test skips instead of its child.
+	photos := testphotos.Dir(t)
+	// -test.v: should the child end early, its output says why.
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envCrashDir+"="+dir, testphotos.Env+"="+photos)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -46,23 +55,34 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
+	lines := make(chan string)
 	go func() {
+		defer close(lines)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "LISTEN "); ok {
-				addr <- a
-			}
+			lines <- sc.Text()
 		}
-		io.Copy(io.Discard, out)
 	}()
-	select {
-	case a := <-addr:
-		return cmd, "http://" + a
-	case <-time.After(60 * time.Second):
-		t.Fatal("the child did not start listening within 60 s")
+	var seen []string
+	deadline := time.After(childStartTimeout)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the child exited before listening; its output:\n%s", strings.Join(seen, "\n"))
+			}
+			if a, found := strings.CutPrefix(l, "LISTEN "); found {
+				go func() { // keep the pipe drained while the child runs
+					for range lines {
+					}
+				}()
+				return cmd, "http://" + a
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			t.Fatalf("the child did not start listening within %s; its output:\n%s", childStartTimeout, strings.Join(seen, "\n"))
+		}
 	}
-	return nil, ""
 }
 
 // apiClient is a small HTTP client of a server this process did not build.
