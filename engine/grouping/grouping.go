@@ -19,6 +19,9 @@
 //     frame of nearest exposure is at least MinSimilarity. Rank correlation is
 //     insensitive to exposure, because a brighter bracket keeps the order of pixel
 //     brightness, while two different rooms do not share it.
+//  5. A photo that cannot be read is in no scene, but it is placed beside the scene
+//     it was shot with, and that scene is judged: it is made from what is left only
+//     when that still spans the exposures (see lost.go).
 package grouping
 
 import (
@@ -78,6 +81,12 @@ type Photo struct {
 // Scene is one group of brackets.
 type Scene struct {
 	Files []string
+	// Lost are brackets of this scene that cannot be read (they are in Skipped too).
+	Lost []Lost
+	// With lost brackets, Warning says the scene is made from what is left, which
+	// still spans the exposures; Problem says why it cannot be (see Judge).
+	Warning string
+	Problem string
 }
 
 // Skipped is a file that is in no scene, and why.
@@ -151,15 +160,17 @@ func Group(paths []string, opt Options) (Result, error) {
 	}
 	var res Result
 	photos := make([]Photo, 0, len(files))
+	var lost []Lost
 	for _, f := range files {
 		p, err := Analyze(f)
 		if err != nil {
 			res.Skipped = append(res.Skipped, Skipped{Path: f, Reason: err.Error()})
+			lost = append(lost, LostPhoto(f, err.Error()))
 			continue
 		}
 		photos = append(photos, p)
 	}
-	scenes, twins := GroupPhotos(photos, opt)
+	scenes, twins := GroupAll(photos, lost, opt)
 	res.Scenes = scenes
 	res.Skipped = append(res.Skipped, twins...)
 	return res, nil
@@ -184,16 +195,7 @@ func Analyze(path string) (Photo, error) {
 	n, _ := f.ReadAt(head, 0)
 	p := Photo{Path: path, EV: math.NaN(), Raw: codec.SniffRaw(head[:n]) != ""}
 	if m, err := codec.ReadMeta(f, st.Size()); err == nil {
-		p.Camera = strings.TrimSpace(strings.TrimSpace(m.Make) + " " + strings.TrimSpace(m.Model))
-		p.Taken = m.DateTimeOriginal
-		p.Duration = m.ExposureTime
-		if m.ExposureTime > 0 && m.ISO > 0 {
-			fn := m.FNumber
-			if fn <= 0 {
-				fn = 1
-			}
-			p.EV = math.Log2(m.ExposureTime * m.ISO / (fn * fn))
-		}
+		p.Camera, p.Taken, p.Duration, p.EV = fromMeta(m)
 	}
 	thumb, err := codec.Thumbnail(f, st.Size(), thumbEdge*4)
 	if err != nil {
@@ -202,6 +204,20 @@ func Analyze(path string) (Photo, error) {
 	w, h := fit(thumb.W(), thumb.H())
 	p.lum, p.Brightness = luminance(imaging.Resize(thumb, w, h))
 	return p, nil
+}
+
+// fromMeta reads the camera, capture time, exposure time and EV out of EXIF.
+func fromMeta(m codec.Meta) (camera string, taken time.Time, duration, ev float64) {
+	camera = strings.TrimSpace(strings.TrimSpace(m.Make) + " " + strings.TrimSpace(m.Model))
+	ev = math.NaN()
+	if m.ExposureTime > 0 && m.ISO > 0 {
+		fn := m.FNumber
+		if fn <= 0 {
+			fn = 1
+		}
+		ev = math.Log2(m.ExposureTime * m.ISO / (fn * fn))
+	}
+	return camera, m.DateTimeOriginal, m.ExposureTime, ev
 }
 
 func fit(w, h int) (int, int) {
@@ -330,8 +346,16 @@ func pearson(x, y []float64) float64 {
 // GroupPhotos applies the rules to analysed photos. It returns the scenes and the
 // JPEG twins of RAW files it set aside.
 func GroupPhotos(photos []Photo, opt Options) ([]Scene, []Skipped) {
+	return GroupAll(photos, nil, opt)
+}
+
+// GroupAll is GroupPhotos for a drop some of whose files could not be read: each
+// lost photo is placed beside the scene it was shot with, and every scene that
+// lost brackets is judged (Scene.Warning, Scene.Problem).
+func GroupAll(photos []Photo, lost []Lost, opt Options) ([]Scene, []Skipped) {
 	opt = opt.withDefaults()
 	byDir := map[string][]Photo{}
+	lostByDir := map[string][]Lost{}
 	var dirs []string
 	for _, p := range photos {
 		d := filepath.Dir(p.Path)
@@ -340,6 +364,10 @@ func GroupPhotos(photos []Photo, opt Options) ([]Scene, []Skipped) {
 		}
 		byDir[d] = append(byDir[d], p)
 	}
+	for _, l := range lost {
+		d := filepath.Dir(l.Path)
+		lostByDir[d] = append(lostByDir[d], l)
+	}
 	sort.Strings(dirs)
 	var scenes []Scene
 	var skipped []Skipped
@@ -347,7 +375,17 @@ func GroupPhotos(photos []Photo, opt Options) ([]Scene, []Skipped) {
 		ps, twins := dropTwins(byDir[d])
 		skipped = append(skipped, twins...)
 		sortCaptureOrder(ps)
-		scenes = append(scenes, scan(ps, opt)...)
+		ls := withoutTwins(lostByDir[d], ps)
+		groups := scan(ps, ls, opt)
+		placed := place(groups, ls, opt)
+		for i, g := range groups {
+			s := Scene{Lost: placed[i]}
+			for _, p := range g {
+				s.Files = append(s.Files, p.Path)
+			}
+			s.Warning, s.Problem = Judge(g, placed[i])
+			scenes = append(scenes, s)
+		}
 	}
 	return scenes, skipped
 }
@@ -422,31 +460,26 @@ func digits(s string) int {
 	return i
 }
 
-func scan(ps []Photo, opt Options) []Scene {
-	var scenes []Scene
+// scan splits photos in capture order into scenes. lost are the folder's
+// unreadable photos: those with a capture time bridge the time gap.
+func scan(ps []Photo, lost []Lost, opt Options) [][]Photo {
+	var scenes [][]Photo
 	var cur []Photo
-	flush := func() {
-		if len(cur) > 0 {
-			s := Scene{}
-			for _, p := range cur {
-				s.Files = append(s.Files, p.Path)
-			}
-			scenes = append(scenes, s)
-		}
-		cur = nil
-	}
 	for _, p := range ps {
-		if len(cur) > 0 && !joins(cur, p, opt) {
-			flush()
+		if len(cur) > 0 && !joins(cur, p, lost, opt) {
+			scenes = append(scenes, cur)
+			cur = nil
 		}
 		cur = append(cur, p)
 	}
-	flush()
+	if len(cur) > 0 {
+		scenes = append(scenes, cur)
+	}
 	return scenes
 }
 
 // joins reports whether p continues the scene cur (rule 4).
-func joins(cur []Photo, p Photo, opt Options) bool {
+func joins(cur []Photo, p Photo, lost []Lost, opt Options) bool {
 	if len(cur) >= MaxFrames {
 		return false
 	}
@@ -455,7 +488,7 @@ func joins(cur []Photo, p Photo, opt Options) bool {
 		return false
 	}
 	if !last.Taken.IsZero() && !p.Taken.IsZero() {
-		end := last.Taken.Add(time.Duration(last.Duration * float64(time.Second)))
+		end := bridge(last, p, lost, opt)
 		if gap := p.Taken.Sub(end); gap > opt.MaxGap || gap < -opt.MaxGap {
 			return false
 		}
