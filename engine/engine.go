@@ -142,6 +142,10 @@ type Engine struct {
 	jobs    chan *live
 	batchMu sync.Mutex // serialises batch events so aggregates never go backwards
 	serving atomic.Bool
+
+	// sweepHook, when set (tests, before Serve), runs after each expiry sweep, so a
+	// test can tell that a whole sweep saw the state it set up.
+	sweepHook func()
 }
 
 // live is an order a worker holds: its in-memory progress and its cancel func.

@@ -55,6 +55,9 @@ func (e *Engine) sweeper(ctx context.Context) error {
 		if err := e.sweep(); err != nil {
 			e.log.Error("expiry sweep", "err", err)
 		}
+		if e.sweepHook != nil {
+			e.sweepHook()
+		}
 		select {
 		case <-ctx.Done():
 			return nil

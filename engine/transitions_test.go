@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/events"
 	"github.com/porchlight/porchlight/engine/pipeline"
 )
 
@@ -38,7 +40,7 @@ func TestStateMachineTable(t *testing.T) {
 }
 
 func TestCancelPendingAndRepeat(t *testing.T) {
-	e := newEnv(t, "")
+	e := newEnv(t, "", withWorkers(1))
 	g := newGate()
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
@@ -54,21 +56,31 @@ func TestCancelPendingAndRepeat(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(c1, c2) {
 		t.Fatalf("repeated cancel: %+v, %v; want the same summary %+v", c2, err, c1)
 	}
-	// Serving now must not start it.
+	// Serving now must not start it. The queue is first in, first out and there is one
+	// worker: had the cancelled order started, it would hold the gate, and its events
+	// would come before those of an order submitted after it.
+	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
+	defer feed.Close()
 	e.serve()
-	time.Sleep(300 * time.Millisecond)
-	select {
-	case id := <-g.entered:
-		t.Fatalf("cancelled order %s ran", id)
-	default:
+	later, err := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if id := g.waitEntered(t); id != later.OrderUUID {
+		t.Fatalf("cancelled order %s ran", id)
+	}
+	untilOrder(t, feed, later.OrderUUID, core.OrderRunning, func(ev core.Event) {
+		if ev.OrderID == sum.OrderUUID {
+			t.Fatalf("cancelled order had an event after serving: %+v", ev.Data)
+		}
+	})
 	if s, _ := e.eng.Order(e.owner, sum.OrderUUID); s.Status != core.OrderCancelled || s.OutputAssetID != "" {
 		t.Fatalf("cancelled order later shows %+v", s)
 	}
 }
 
 func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
-	e := newEnv(t, "")
+	e := newEnv(t, "", withWorkers(1))
 	g := newGate()
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
@@ -88,6 +100,8 @@ func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
 	if got := e.eng.Running("someone-else"); len(got) != 0 {
 		t.Fatalf("another key's Running() = %+v", got)
 	}
+	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
+	defer feed.Close()
 	c1, err := e.eng.Cancel(e.owner, sum.OrderUUID)
 	if err != nil || c1.Status != core.OrderCancelled {
 		t.Fatalf("cancel running: %+v, %v", c1, err)
@@ -110,7 +124,27 @@ func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(c1, c2) {
 		t.Fatalf("repeat cancel: %+v, %v", c2, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The only worker takes the next order once it is done with the cancelled one:
+	// when that order has completed, nothing more can happen to the cancelled one.
+	next, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelledSeen := false
+	untilOrder(t, feed, next.OrderUUID, core.OrderCompleted, func(ev core.Event) {
+		if ev.OrderID != sum.OrderUUID {
+			return
+		}
+		// Updates from before the cancel may still arrive ahead of it; nothing may
+		// follow it.
+		if cancelledSeen {
+			t.Fatalf("the cancelled order had a later event: %+v", ev.Data)
+		}
+		cancelledSeen = ev.Data.(core.OrderSummary).Status == core.OrderCancelled
+	})
+	if !cancelledSeen {
+		t.Fatal("no cancelled event")
+	}
 	s, _ := e.eng.Order(e.owner, sum.OrderUUID)
 	if s.Status != core.OrderCancelled || s.OutputAssetID != "" {
 		t.Fatalf("cancelled order later: %+v", s)
@@ -223,6 +257,7 @@ func TestExpiryAfterPendingTTL(t *testing.T) {
 	g := newGate()
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
+	sweeps := countSweeps(e.eng)
 	e.serve()
 	busy, _ := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	g.waitEntered(t) // the only worker is busy
@@ -231,7 +266,9 @@ func TestExpiryAfterPendingTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(119 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
+	// With the worker busy only the sweeper looks at the queue: let one sweep run
+	// whole at the new time.
+	sweeps.waitWhole(t)
 	if s, _ := e.eng.Order(e.owner, queued.OrderUUID); s.Status != core.OrderPending {
 		t.Fatalf("order expired before its TTL: %+v", s)
 	}
@@ -382,5 +419,60 @@ func TestShutdownRequeuesRunningOrderWithoutCountingAttempt(t *testing.T) {
 	rec, _ = e.eng.OrderRecord(e.owner, sum.OrderUUID)
 	if rec.Attempts != 1 {
 		t.Fatalf("attempts %d after one full run, want 1", rec.Attempts)
+	}
+}
+
+// untilOrder reads feed until order id reaches status, handing every event read,
+// that one included, to check.
+func untilOrder(t *testing.T, feed *events.Subscription, id string, status core.OrderStatus, check func(core.Event)) {
+	t.Helper()
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case ev, ok := <-feed.C():
+			if !ok {
+				t.Fatalf("event feed closed: %v", feed.Err())
+			}
+			check(ev)
+			if s, isOrder := ev.Data.(core.OrderSummary); isOrder && ev.OrderID == id && s.Status == status {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("order %s not %s within 90s", id, status)
+		}
+	}
+}
+
+// sweepCounter counts the engine's finished expiry sweeps.
+type sweepCounter struct {
+	n    atomic.Int64
+	tick chan struct{}
+}
+
+// countSweeps installs the counter; call it before serve.
+func countSweeps(eng *engine.Engine) *sweepCounter {
+	c := &sweepCounter{tick: make(chan struct{}, 1)}
+	eng.SetSweepHook(func() {
+		c.n.Add(1)
+		select {
+		case c.tick <- struct{}{}:
+		default:
+		}
+	})
+	return c
+}
+
+// waitWhole returns once a sweep has started and finished after the call: the
+// second sweep to finish from now started after the first one ended.
+func (c *sweepCounter) waitWhole(t *testing.T) {
+	t.Helper()
+	want := c.n.Load() + 2
+	deadline := time.After(60 * time.Second)
+	for c.n.Load() < want {
+		select {
+		case <-c.tick:
+		case <-deadline:
+			t.Fatal("no whole expiry sweep within 60s")
+		}
 	}
 }
