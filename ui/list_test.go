@@ -3,9 +3,9 @@ package ui
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/grouping"
@@ -29,12 +29,17 @@ func addScenes(h *harness, n int) {
 }
 
 // The scene list is virtualised: with 300 scenes only the rows on screen exist, and
-// a redraw of the whole window stays well within a frame budget.
+// a redraw binds only those, so its cost does not grow with the shoot. How long a
+// redraw takes is measured by BenchmarkRefresh300Scenes, not judged here: a busy
+// machine would fail any fixed limit.
 func TestListWith300Scenes(t *testing.T) {
 	h := newHarness(t, 1)
-	created := 0
-	create := h.w.list.CreateItem
+	created, bound := 0, 0
+	create, update := h.w.list.CreateItem, h.w.list.UpdateItem
 	h.w.list.CreateItem = func() fyne.CanvasObject { created++; return create() }
+	h.w.list.UpdateItem = func(id widget.ListItemID, o fyne.CanvasObject) { bound++; update(id, o) }
+	gridUpdate := h.w.grid.UpdateItem
+	h.w.grid.UpdateItem = func(id widget.GridWrapItemID, o fyne.CanvasObject) { bound++; gridUpdate(id, o) }
 	addScenes(h, 300)
 	h.w.refresh()
 	h.loop.pump()
@@ -46,16 +51,14 @@ func TestListWith300Scenes(t *testing.T) {
 	if created > 80 {
 		t.Fatalf("%d rows after scrolling: rows are not reused", created)
 	}
-	start := time.Now()
 	const rounds = 20
 	for i := range rounds {
+		bound = 0
 		h.w.shoot.Update(core.OrderSummary{OrderUUID: "o0", Status: core.OrderRunning, ProgressPercent: float64(i)})
 		h.w.refresh()
-	}
-	per := time.Since(start) / rounds
-	t.Logf("refresh with 300 scenes: %v", per)
-	if per > 150*time.Millisecond {
-		t.Fatalf("a redraw takes %v", per)
+		if bound == 0 || bound > 80 {
+			t.Fatalf("a redraw of 300 scenes bound %d list rows and grid cells, want only those on screen", bound)
+		}
 	}
 }
 
