@@ -255,7 +255,19 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 	if err != nil || c2.Completed != 1 || c2.Failed != 2 || c2.Orders[0].OutputAssetID != c1.Orders[0].OutputAssetID {
 		t.Fatalf("repeated batch cancel: %+v, %v", c2, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// One worker and a first in, first out queue: once an order submitted now has
+	// completed, the cancelled scenes ahead of it had their turn.
+	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
+	defer feed.Close()
+	next, err := e.eng.Submit(e.owner, []string{a}, core.Options{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilOrder(t, feed, next.OrderUUID, core.OrderCompleted, func(ev core.Event) {
+		if ev.OrderID == agg.Orders[1].OrderUUID || ev.OrderID == agg.Orders[2].OrderUUID {
+			t.Fatalf("a cancelled scene had an event after the batch cancel: %+v", ev.Data)
+		}
+	})
 	if s, _ := e.eng.Order(e.owner, agg.Orders[2].OrderUUID); s.Status != core.OrderCancelled {
 		t.Fatalf("pending scene ran after the batch cancel: %s", s.Status)
 	}

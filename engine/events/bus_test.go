@@ -70,24 +70,41 @@ func TestSlowSubscriberDroppedWithoutBlocking(t *testing.T) {
 	fast, _ := b.Subscribe(Filter{}, 0)
 	var got []uint64
 	done := make(chan struct{})
+	read := make(chan int, 100) // how many events the fast reader has taken
 	go func() {
 		defer close(done)
 		for ev := range fast.C() {
 			got = append(got, ev.ID)
+			read <- len(got)
 			if len(got) == 100 {
 				return
 			}
 		}
 	}()
-	start := time.Now()
-	for i := 0; i < 100; i++ {
-		b.Publish(orderEvent("a", "o", i))
-		if i%4 == 3 {
-			time.Sleep(time.Millisecond) // let the fast reader keep up with its small buffer
+	// Publish in fours and let the fast reader empty its buffer of four before the
+	// next ones; the slow one never reads, so a Publish that blocked on it would
+	// never return.
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for i := 0; i < 100; i++ {
+			b.Publish(orderEvent("a", "o", i))
+			if i%4 != 3 {
+				continue
+			}
+			for n := 0; n < i+1; {
+				select {
+				case n = <-read:
+				case <-done: // dropped after all: the checks below say so
+					return
+				}
+			}
 		}
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("publishing 100 events took %v: publish blocked on the slow subscriber", d)
+	}()
+	select {
+	case <-published:
+	case <-time.After(time.Minute):
+		t.Fatal("publishing 100 events did not finish: publish blocked on the slow subscriber")
 	}
 	<-done
 	// The slow one got its buffer's worth, then its channel was closed with a reason.
@@ -179,10 +196,16 @@ func TestProgressCoalesced(t *testing.T) {
 		time.Sleep(2500 * time.Microsecond)
 	}
 	elapsed := time.Since(start)
-	time.Sleep(2 * interval) // let the last waiting one go out
+	// The last report waits for its interval, then goes out.
 	var got []int
-	for len(s.C()) > 0 {
-		got = append(got, (<-s.C()).Data.(int))
+	deadline := time.After(time.Minute)
+	for len(got) == 0 || got[len(got)-1] != 199 {
+		select {
+		case ev := <-s.C():
+			got = append(got, ev.Data.(int))
+		case <-deadline:
+			t.Fatalf("the latest progress (199) never went out; delivered %v", got)
+		}
 	}
 	maxWant := int(elapsed/interval) + 2
 	if len(got) < 3 || len(got) > maxWant {
@@ -203,8 +226,18 @@ func TestStateEventSupersedesWaitingProgress(t *testing.T) {
 	s, _ := b.Subscribe(Filter{}, 0)
 	b.PublishCoalesced("o1", orderEvent("a", "o1", 1)) // goes out at once
 	b.PublishCoalesced("o1", orderEvent("a", "o1", 2)) // waits
-	b.Publish(orderEvent("a", "o1", 3))                // terminal state: the waiting one is stale
-	time.Sleep(150 * time.Millisecond)
+	b.mu.Lock()
+	stale := b.pending["o1"]
+	b.mu.Unlock()
+	b.Publish(orderEvent("a", "o1", 3)) // terminal state: the waiting one is stale
+	b.mu.Lock()
+	_, waiting := b.pending["o1"]
+	b.mu.Unlock()
+	if stale == nil || waiting {
+		t.Fatalf("progress waiting before the state event: %v, after it: %v; want one, then none", stale != nil, waiting)
+	}
+	// Its timer may fire even so, when Stop comes too late: the flush must send nothing.
+	b.flush("o1", stale)
 	var got []int
 	for len(s.C()) > 0 {
 		got = append(got, (<-s.C()).Data.(int))
