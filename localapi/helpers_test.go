@@ -34,8 +34,12 @@ type echoRequest struct {
 	} `json:"scenes,omitempty"`
 }
 
-// testRelease lets a test hold /v1/test/slow open.
-var testRelease = make(chan struct{})
+// testRelease lets a test hold /v1/test/slow open; testEntered says the request
+// has reached the handler.
+var (
+	testRelease = make(chan struct{})
+	testEntered = make(chan struct{}, 1)
+)
 
 func (s *Server) testRoutes() {
 	s.handle(Route{Method: http.MethodPost, Path: "/v1/test/echo", Summary: "echo", Request: echoRequest{}, Response: echoRequest{},
@@ -64,6 +68,10 @@ func (s *Server) testRoutes() {
 		}})
 	s.handle(Route{Method: http.MethodGet, Path: "/v1/test/slow", Summary: "waits for the test", Response: Schema{},
 		Handle: func(r *http.Request) (int, any, error) {
+			select {
+			case testEntered <- struct{}{}:
+			default:
+			}
 			<-testRelease
 			return 0, map[string]any{"slow": true}, nil
 		}})

@@ -547,7 +547,13 @@ func TestServeLifecycle(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		got <- &resp{Code: res.StatusCode, Body: b}
 	}()
-	time.Sleep(100 * time.Millisecond) // the request is in the handler
+	select {
+	case <-testEntered: // the request is in the handler
+	case r := <-got:
+		t.Fatalf("the slow request ended early: %d %s", r.Code, r.Body)
+	case <-time.After(time.Minute):
+		t.Fatal("the slow request did not reach its handler within a minute")
+	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- e.stop() }()
 	select {

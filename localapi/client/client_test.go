@@ -384,7 +384,7 @@ func TestBatches(t *testing.T) {
 }
 
 func TestEventStreams(t *testing.T) {
-	_, c := standard(t, clienttest.Options{})
+	srv, c := standard(t, clienttest.Options{})
 	ctx := ctxT(t)
 	a, err := c.Upload(ctx, "A.jpg", "image/jpeg", photo(t, "A.jpg"))
 	if err != nil {
@@ -392,6 +392,8 @@ func TestEventStreams(t *testing.T) {
 	}
 
 	// The account feed and the WebSocket both see a new order's events.
+	bus := srv.Engine.Events()
+	subscribed := bus.Subscribers()
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	defer stopFeed()
 	feed := make(chan core.OrderSummary, 64)
@@ -411,7 +413,19 @@ func TestEventStreams(t *testing.T) {
 			return nil
 		})
 	}()
-	time.Sleep(200 * time.Millisecond) // both connected
+	// Submit once both streams are subscribed on the server, so neither can miss it.
+	deadline := time.Now().Add(30 * time.Second)
+	for bus.Subscribers() < subscribed+2 {
+		select {
+		case err := <-wsErr:
+			t.Fatalf("websocket ended before it subscribed: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the streams did not subscribe within 30 s (%d of 2)", bus.Subscribers()-subscribed)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	o, err := c.SubmitOrder(ctx, client.OrderRequest{Inputs: []string{a.AssetID}}, "")
 	if err != nil {
 		t.Fatal(err)
