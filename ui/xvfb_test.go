@@ -134,14 +134,36 @@ func TestWindowUnderXvfb(t *testing.T) {
 		}
 	}
 	shots := map[string]string{}
-	shoot := func(name string) {
+	grab := func(p string) {
 		t.Helper()
-		time.Sleep(1200 * time.Millisecond) // let the last redraw reach the screen
-		p := filepath.Join(tmp, name+".png")
 		out, err := exec.Command("import", "-display", display, "-window", "root", "-crop", "1360x860+0+0", "+repage", p).CombinedOutput()
 		if err != nil {
 			t.Fatalf("screenshot: %v\n%s", err, out)
 		}
+	}
+	// shoot photographs the screen once the redraws after the reported state have
+	// reached it: the screen is drawn and two grabs in a row agree. How long that
+	// takes depends on the machine, so it waits for it rather than for a fixed time.
+	// A screen still moving (progress) cannot settle: with moving set, one that is
+	// drawn and no longer shows the shot named by from is enough.
+	shoot := func(name string, moving bool, from string) {
+		t.Helper()
+		p := filepath.Join(tmp, name+".png")
+		prev := filepath.Join(tmp, name+"-prev.png")
+		grab(p)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+			std, colours := contrast(readPNG(t, p))
+			drawn := std >= 15 && colours >= 200
+			if drawn && moving && differs(t, shots[from], p) > 0 {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+			os.Rename(p, prev)
+			grab(p)
+			if drawn && !moving && differs(t, prev, p) == 0 {
+				break
+			}
+		} // past the deadline, the checks below say what the screen showed
 		shots[name] = p
 	}
 
@@ -150,18 +172,18 @@ func TestWindowUnderXvfb(t *testing.T) {
 		t.Errorf("autoload reported %q", scenes)
 	}
 	await("ready", time.Minute)
-	shoot("main")
+	shoot("main", false, "")
 	await("submitted", 30*time.Second)
-	shoot("processing") // timing decides how far it got; it is checked for being drawn only
+	shoot("processing", true, "main") // timing decides how far it got; it is checked for being drawn only
 	done := await("done", 3*time.Minute)
 	var completed, failed int
 	fmt.Sscanf(done, "done %d %d", &completed, &failed)
 	if completed != len(paths) || failed != 0 {
 		t.Errorf("autoload finished with %q", done)
 	}
-	shoot("batch-done")
+	shoot("batch-done", false, "")
 	await("compare", time.Minute)
-	shoot("before-after")
+	shoot("before-after", false, "")
 
 	for name, p := range shots {
 		checkNotBlank(t, name, p)
@@ -236,9 +258,19 @@ func startXvfb(t *testing.T) string {
 func checkNotBlank(t *testing.T, name, path string) {
 	t.Helper()
 	img := readPNG(t, path)
+	std, colours := contrast(img)
+	t.Logf("%s: %dx%d, std %.1f, %d colours", name, img.Bounds().Dx(), img.Bounds().Dy(), std, colours)
+	if std < 15 || colours < 200 {
+		t.Errorf("%s looks blank: std %.1f, %d colours", name, std, colours)
+	}
+}
+
+// contrast is the standard deviation of a screenshot's luma and its number of
+// distinct colours (at 5 bits a channel).
+func contrast(img image.Image) (std float64, colours int) {
 	b := img.Bounds()
 	var sum, sum2 float64
-	colours := map[uint32]bool{}
+	seen := map[uint32]bool{}
 	n := 0
 	for y := b.Min.Y; y < b.Max.Y; y += 2 {
 		for x := b.Min.X; x < b.Max.X; x += 2 {
@@ -247,15 +279,11 @@ func checkNotBlank(t *testing.T, name, path string) {
 			sum += l
 			sum2 += l * l
 			n++
-			colours[(r>>11)<<10|(g>>11)<<5|bl>>11] = true
+			seen[(r>>11)<<10|(g>>11)<<5|bl>>11] = true
 		}
 	}
 	mean := sum / float64(n)
-	std := math.Sqrt(sum2/float64(n) - mean*mean)
-	t.Logf("%s: %dx%d, mean %.1f, std %.1f, %d colours", name, b.Dx(), b.Dy(), mean, std, len(colours))
-	if std < 15 || len(colours) < 200 {
-		t.Errorf("%s looks blank: std %.1f, %d colours", name, std, len(colours))
-	}
+	return math.Sqrt(sum2/float64(n) - mean*mean), len(seen)
 }
 
 // differs is the fraction of pixels that differ clearly between two screenshots.
