@@ -21,7 +21,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
 ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
-.PHONY: setup build run serve test test-short bench bench-anchors fuzz vet fmt package deb tarball test-package clean
+.PHONY: setup build run serve test test-short test-clean bench bench-anchors fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -60,6 +60,11 @@ test: setup
 
 test-short: setup
 	$(GO) test -short ./...
+
+# .ci/run in a fresh clone of HEAD with empty TMPDIR and HOME, as on a new machine
+# (Go's caches are kept). CLEAN_TEST_CMD runs another command there instead.
+test-clean:
+	bash scripts/clean-machine-test.sh
 
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchmem ./...
