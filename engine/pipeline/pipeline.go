@@ -221,50 +221,8 @@ func (p *Pipeline) Plan(r core.Resolved, inputs int) ([]Step, error) {
 	return out, nil
 }
 
-// Bytes per pixel of a decoded 3-channel float32 image.
-const bytesPerPixel = 12
-
-// defaultMemory is assumed for a step that is not registered (or declares none).
-const defaultMemory = 24
-
 // defaultCost is the seconds per megapixel assumed for a step never measured.
 const defaultCost = 0.05
-
-// gcHeadroom scales live working memory to the heap it takes: images a step has
-// replaced stay allocated until the collector runs (measured: a 5 x 9 MP merge peaks
-// at about 1.45 times its live estimate).
-const gcHeadroom = 1.5
-
-// EstimateMemory returns the peak bytes an order with these settings and inputs of
-// these sizes is expected to need: the decoded frames held until the merge, one
-// working image after it, plus the largest working memory of the steps at that
-// point, with headroom for garbage not yet collected.
-func (p *Pipeline) EstimateMemory(r core.Resolved, sizes []image.Point) int64 {
-	var px int64
-	for _, s := range sizes {
-		px = max(px, int64(s.X)*int64(s.Y))
-	}
-	n := int64(len(sizes))
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	var peak int64
-	merged := n <= 1
-	for _, name := range stepNames(r, len(sizes)) {
-		mem := float64(defaultMemory)
-		if s, ok := p.steps[name]; ok {
-			mem = s.Memory
-		}
-		held := px * bytesPerPixel
-		if !merged {
-			held *= n
-		}
-		if name == StepMerge {
-			merged = true
-		}
-		peak = max(peak, held+int64(mem*float64(px)))
-	}
-	return int64(float64(peak) * gcHeadroom)
-}
 
 // Request is one order to run.
 type Request struct {

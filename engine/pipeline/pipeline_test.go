@@ -398,7 +398,7 @@ func TestToRGBFlattensAlphaOverWhite(t *testing.T) {
 func TestEstimateMemoryGrowsWithInputsAndSteps(t *testing.T) {
 	p := New(Config{Logger: quiet()})
 	one := p.EstimateMemory(resolved(t, core.Options{}), []image.Point{{4000, 3000}})
-	if one < 4000*3000*12 || one > 4000*3000*40 {
+	if one < 4000*3000*12 || one > 4000*3000*48 {
 		t.Fatalf("one 12MP input: %d bytes", one)
 	}
 	five := p.EstimateMemory(resolved(t, core.Options{}), []image.Point{{4000, 3000}, {4000, 3000}, {4000, 3000}, {4000, 3000}, {4000, 3000}})

@@ -184,6 +184,21 @@ func validate(imgs []*imaging.Image, ref int) error {
 	return nil
 }
 
+// WorkPixels is the number of pixels of the reduced copy of a w×h bracket that
+// Estimate works on with opt (the memory estimate scales with it).
+func WorkPixels(w, h int, opt Options) int {
+	f := workFactor(w, h, opt.withDefaults())
+	return (w / f) * (h / f)
+}
+
+func workFactor(w, h int, opt Options) int {
+	f := 1
+	for max(w, h)/f > opt.WorkSide {
+		f *= 2
+	}
+	return f
+}
+
 // Estimate computes the transforms Align would apply, without resampling.
 func Estimate(imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) {
 	if err := validate(imgs, ref); err != nil {
@@ -191,10 +206,7 @@ func Estimate(imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) 
 	}
 	opt = opt.withDefaults()
 	W, H := imgs[ref].W(), imgs[ref].H()
-	f := 1
-	for max(W, H)/f > opt.WorkSide {
-		f *= 2
-	}
+	f := workFactor(W, H, opt)
 	ws := make([]*prepared, len(imgs))
 	for i, m := range imgs {
 		ws[i] = prepare(reduceWork(m, f))

@@ -311,6 +311,13 @@ func log2(s int) int {
 	return n
 }
 
+// WorkPixels is the number of pixels a w×h fusion with opt computes its weights and
+// pyramids on (the memory estimate scales with it).
+func WorkPixels(w, h int, opt Options) int {
+	s := workFactor(w, h, opt.MaxWorkPixels)
+	return ((w + s - 1) / s) * ((h + s - 1) / s)
+}
+
 // workFactor is the smallest power of two that brings w×h within maxPixels.
 func workFactor(w, h, maxPixels int) int {
 	if maxPixels <= 0 {
