@@ -21,10 +21,12 @@ const pollInterval = 2 * time.Second
 
 // dispatch starts pending orders, oldest first, while a worker is free and the
 // oldest order's memory estimate fits the budget. Orders never overtake each other:
-// a big order waiting for memory is not starved by smaller ones behind it.
+// a big order waiting for memory is not starved by smaller ones behind it, nor by
+// exports asked for after it (its claim waits in the budget's queue).
 func (e *Engine) dispatch(ctx context.Context) error {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
+	defer e.dropClaim()
 	for {
 		for e.freeWorker() {
 			l, err := e.next(ctx)
@@ -48,6 +50,7 @@ func (e *Engine) dispatch(ctx context.Context) error {
 			return nil
 		case <-e.wake:
 		case <-t.C:
+		case <-e.headReady():
 		}
 	}
 }
@@ -96,6 +99,7 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			return nil, err
 		}
 		if head == nil {
+			e.dropClaim()
 			return nil, nil
 		}
 		if reason, code := e.expiryReason(head); reason != "" {
@@ -114,8 +118,20 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			}
 			continue
 		}
-		est := e.pipe.EstimateMemory(head.Resolved, sizes)
-		if !e.admit(est) {
+		est, err := e.estimate(head)
+		if err != nil {
+			return nil, err
+		}
+		if est > e.mem.Size() {
+			// It could never start, and running it past the budget is what the budget
+			// is for: fail it now rather than block the queue behind it.
+			e.dropClaim()
+			if err := e.refuse(head.ID, CodeResolutionTooLarge, e.tooLargeReason(est, sizes)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !e.admit(head.ID, est) {
 			e.setWaiting(head, StageWaitingMemory)
 			return nil, nil
 		}
@@ -174,25 +190,24 @@ func (e *Engine) inputSizes(r *record) (sizes []image.Point, missing string, err
 	return sizes, "", nil
 }
 
-// admit reserves est bytes of the budget. An order bigger than the whole budget is
-// admitted when nothing else runs, so it is not starved forever.
-func (e *Engine) admit(est int64) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.inflight > 0 && e.memUsed+est > e.cfg.MemoryBudget {
-		return false
-	}
-	e.memUsed += est
-	e.inflight++
-	return true
-}
-
-func (e *Engine) unadmit(est int64) {
-	e.mu.Lock()
-	e.memUsed -= est
-	e.inflight--
-	e.mu.Unlock()
-	e.signal()
+// refuse fails a pending order before it starts; an order no longer pending is left
+// alone.
+func (e *Engine) refuse(id, code, reason string) error {
+	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+		r, err := getRecord(tx, id)
+		if err != nil || r == nil || r.Status != core.OrderPending {
+			return err
+		}
+		r.Error, r.ErrorCode = reason, code
+		r.Stage = StageFailed
+		if err := move(tx, r, core.OrderFailed, e.now()); err != nil {
+			return err
+		}
+		ob.order(r)
+		return nil
+	})
+	e.clearWaiting(id)
+	return err
 }
 
 func (e *Engine) setWaiting(r *record, stage string) {
@@ -264,9 +279,9 @@ func (e *Engine) release(l *live) {
 	if e.lives[l.id] == l {
 		delete(e.lives, l.id)
 	}
-	e.memUsed -= l.mem
 	e.inflight--
 	e.mu.Unlock()
+	e.mem.Release(l.mem)
 	e.signal()
 }
 

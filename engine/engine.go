@@ -26,6 +26,7 @@ import (
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/events"
+	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/engine/pipeline"
 	"github.com/porchlight/porchlight/engine/store"
 )
@@ -53,7 +54,7 @@ const (
 	DefaultPendingTTL     = 24 * time.Hour
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultMaxAttempts    = 3
-	DefaultMemoryFraction = 0.6
+	DefaultMemoryFraction = membudget.DefaultFraction
 	DefaultSweepInterval  = time.Minute
 )
 
@@ -62,12 +63,20 @@ type Config struct {
 	// Workers is the number of orders processed at once (default GOMAXPROCS/2, at
 	// least 1). Each order's pixel work is itself spread over all cores.
 	Workers int
-	// MemoryBudget is the bytes all running orders may use together, by their
-	// estimates. 0 takes MemoryFraction of MemAvailable (/proc/meminfo) at start.
+	// Memory is the budget running orders are charged against by their estimates;
+	// pass the same one to the asset service, so exports share it. nil creates one
+	// of MemoryBudget bytes.
+	Memory *membudget.Budget
+	// MemoryBudget is the bytes all running orders may use together when Memory is
+	// nil. 0 takes MemoryFraction of MemAvailable (/proc/meminfo) at start.
 	MemoryBudget int64
 	// MemoryFraction is the share of available memory used when MemoryBudget is 0
 	// (default 0.6).
 	MemoryFraction float64
+	// LimitHeap makes Serve set the Go runtime's soft memory limit to the budget plus
+	// what the process held when it started, so the collector reclaims garbage before
+	// the heap passes the budget. For a process the engine owns (not tests).
+	LimitHeap bool
 	// PendingTTL is how long an order may stay pending before it expires (default 24h).
 	PendingTTL time.Duration
 	// IdempotencyTTL is how long an Idempotency-Key is remembered (default 24h).
@@ -93,9 +102,10 @@ func (c Config) withDefaults() Config {
 	if c.MemoryFraction <= 0 || c.MemoryFraction > 1 {
 		c.MemoryFraction = DefaultMemoryFraction
 	}
-	if c.MemoryBudget <= 0 {
-		c.MemoryBudget = defaultBudget(c.MemoryFraction)
+	if c.Memory == nil {
+		c.Memory = NewMemoryBudget(c.MemoryBudget, c.MemoryFraction)
 	}
+	c.MemoryBudget = c.Memory.Size()
 	if c.PendingTTL <= 0 {
 		c.PendingTTL = DefaultPendingTTL
 	}
@@ -132,10 +142,12 @@ type Engine struct {
 	bus    *events.Bus
 	log    *slog.Logger
 
+	mem  *membudget.Budget
+	head headState // the dispatcher's own: the oldest pending order's estimate and memory claim
+
 	mu       sync.Mutex
 	lives    map[string]*live  // claimed orders, by id
 	waiting  map[string]string // pending order id -> stage shown while it waits ("waiting for memory")
-	memUsed  int64             // estimates of the claimed orders
 	inflight int               // claimed orders (sent to or held by a worker)
 
 	wake    chan struct{} // something changed that may let the dispatcher start an order
@@ -173,7 +185,7 @@ func New(db *store.DB, assets AssetStore, cfg Config) (*Engine, error) {
 	}
 	cfg = cfg.withDefaults()
 	e := &Engine{
-		db: db, assets: assets, cfg: cfg, pipe: cfg.Pipeline, bus: cfg.Bus, log: cfg.Logger,
+		db: db, assets: assets, cfg: cfg, pipe: cfg.Pipeline, bus: cfg.Bus, log: cfg.Logger, mem: cfg.Memory,
 		lives:   map[string]*live{},
 		waiting: map[string]string{},
 		wake:    make(chan struct{}, 1),
@@ -194,7 +206,10 @@ func (e *Engine) Events() *events.Bus { return e.bus }
 func (e *Engine) Pipeline() *pipeline.Pipeline { return e.pipe }
 
 // MemoryBudget returns the admission budget in bytes.
-func (e *Engine) MemoryBudget() int64 { return e.cfg.MemoryBudget }
+func (e *Engine) MemoryBudget() int64 { return e.mem.Size() }
+
+// Memory returns the budget orders are charged against.
+func (e *Engine) Memory() *membudget.Budget { return e.mem }
 
 // Serve runs the workers, the dispatcher and the expiry sweeper until ctx is done.
 // Orders running at that moment go back to pending and run again on the next start.
@@ -203,6 +218,9 @@ func (e *Engine) Serve(ctx context.Context) error {
 		return errors.New("engine: Serve is already running")
 	}
 	defer e.serving.Store(false)
+	if e.cfg.LimitHeap {
+		defer limitHeap(e.mem.Size())()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < e.cfg.Workers; i++ {
 		g.Go(func() error { return e.worker(gctx) })

@@ -89,10 +89,15 @@ func newEnv(t testing.TB, dir string, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&ecfg, &pcfg)
 	}
+	if ecfg.Memory == nil {
+		// One budget for orders and exports, as app wires them.
+		ecfg.Memory = engine.NewMemoryBudget(ecfg.MemoryBudget, ecfg.MemoryFraction)
+	}
 	var eng *engine.Engine
 	var engMu sync.Mutex
 	e.assets, err = assets.New(e.db, dir, assets.Config{
 		Workers: 2,
+		Memory:  ecfg.Memory,
 		OnDelete: func(a core.Asset) {
 			engMu.Lock()
 			defer engMu.Unlock()

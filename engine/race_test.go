@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"image"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -178,7 +177,7 @@ func TestMemoryAdmission(t *testing.T) {
 	// Budget for one order of the 752x500 photo at a time.
 	probe := pipeline.New(pipeline.Config{})
 	probe.Register(g.step(pipeline.StepSky, true))
-	est := probe.EstimateMemory(core.Resolved{Sky: true, Format: "jpeg", Quality: 92}, []image.Point{{752, 500}})
+	est := estimateFor(t, probe, core.Options{Sky: ptr(true)}, photoSmallJPEG)
 	if est < 752*500*12 {
 		t.Fatalf("estimate %d below one decoded frame", est)
 	}
@@ -215,18 +214,5 @@ func TestMemoryAdmission(t *testing.T) {
 	}
 	if m := g.max(); m != 1 {
 		t.Fatalf("%d orders ran at once within a budget for one", m)
-	}
-}
-
-func TestOrderBiggerThanBudgetRunsAlone(t *testing.T) {
-	e := newEnv(t, "", withWorkers(2), withEngine(func(c *engine.Config) { c.MemoryBudget = 1 << 20 }))
-	in := e.upload(e.owner, photoSmallJPEG...)
-	e.serve()
-	a, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
-	b, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
-	for _, s := range []core.OrderSummary{a, b} {
-		if d := e.wait(e.owner, s.OrderUUID); d.Status != core.OrderCompleted {
-			t.Fatalf("order over the budget ended %s: %s", d.Status, d.Error)
-		}
 	}
 }

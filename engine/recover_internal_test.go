@@ -3,8 +3,6 @@ package engine
 import (
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -77,23 +75,5 @@ func TestRecoveryRequeuesInPlaceAndGivesUpAfterMaxAttempts(t *testing.T) {
 	}
 	if d := got["doomed"]; d.Status != core.OrderFailed || d.ErrorCode != CodeInterrupted || d.Error == "" {
 		t.Fatalf("order interrupted 3 times: %+v", d.Order)
-	}
-}
-
-func TestMemAvailable(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "meminfo")
-	os.WriteFile(p, []byte("MemTotal:       16303412 kB\nMemFree:         1230000 kB\nMemAvailable:    8000000 kB\n"), 0o600)
-	if n, ok := memAvailable(p); !ok || n != 8000000*1024 {
-		t.Fatalf("memAvailable = %d, %v", n, ok)
-	}
-	os.WriteFile(p, []byte("MemTotal: 1 kB\n"), 0o600)
-	if _, ok := memAvailable(p); ok {
-		t.Fatal("a file without MemAvailable was read")
-	}
-	if _, ok := memAvailable(filepath.Join(t.TempDir(), "missing")); ok {
-		t.Fatal("a missing file was read")
-	}
-	if b := defaultBudget(0.5); b <= 0 {
-		t.Fatalf("default budget %d", b)
 	}
 }
