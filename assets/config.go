@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/membudget"
 )
 
 // Defaults of Config.
@@ -27,6 +28,11 @@ type Config struct {
 	DownloadTTL    time.Duration // lifetime of signed download addresses
 	KeepGPS        bool          // exports keep the source's GPS position
 	BaseURL        string        // scheme://host:port the storage addresses point at; see SetBaseURL
+
+	// Memory is the budget every export is charged against, shared with the engine's
+	// orders (app wires the engine's budget in); nil makes one of its own, a share of
+	// the memory available at start.
+	Memory *membudget.Budget
 
 	// OnChange is called after every committed change of an asset record (never while
 	// the service holds a lock), OnDelete after a record was deleted.
@@ -58,6 +64,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Memory == nil {
+		c.Memory = membudget.New(membudget.Share(0))
 	}
 	return c
 }

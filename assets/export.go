@@ -2,6 +2,7 @@ package assets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/engine/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -168,6 +170,17 @@ func (s *Service) runExport(ctx context.Context, j job) {
 		s.finishFailed(j, core.CodeUnreadable, "the source asset was deleted before the export was made")
 		return
 	}
+	// Charged to the budget orders share; it waits while pending, and one that could
+	// never fit fails instead of running past the budget.
+	mem := s.cfg.Memory
+	est := s.exportMemory(src, *r.Export)
+	if err := mem.Acquire(ctx, est); err != nil {
+		if errors.Is(err, membudget.ErrTooLarge) {
+			s.finishFailed(j, core.CodeResolutionTooLarge, exportTooLarge(src.Asset, *r.Export, est, mem.Size()))
+		}
+		return // otherwise ctx ended: the job stays queued for the next Serve
+	}
+	defer mem.Release(est)
 	if !s.setStatus(j, core.AssetProcessing, nil) {
 		return
 	}
@@ -217,6 +230,80 @@ func (s *Service) runExport(ctx context.Context, j job) {
 	if out != nil {
 		s.changed(*out)
 	}
+}
+
+// What an export holds at once, in bytes a pixel; they follow the pipeline's memory
+// estimate, which measured them on real photos.
+const (
+	exportFloatPx  = 16    // a decoded float32 pixel, alpha included
+	exportJPEGPx   = 6 + 4 // libjpeg's coefficient buffer (progressive files) and output bytes
+	exportOtherPx  = 36    // the other decoders at their peak, the float image included
+	exportEncodePx = 12    // the encoder's 8- or 16-bit copy and buffers beside the image
+)
+
+// exportMemory is ExportMemory for a stored source, with a JPEG's headers read.
+func (s *Service) exportMemory(src *record, opt core.ExportOptions) int64 {
+	var info *codec.Info
+	if src.Format == codec.FormatJPEG {
+		if f, err := s.blobs.Open(src.SHA256); err == nil {
+			if in, err := codec.Probe(f, src.Size); err == nil {
+				info = &in
+			}
+			f.Close()
+		}
+	}
+	return ExportMemory(src.Asset, info, opt)
+}
+
+// ExportMemory bounds what an export of src with opt holds at once, the bytes it is
+// charged against the memory budget: the decode (for a JPEG made smaller, at reduced
+// DCT scale and resampled while converting), the resample to the exact size and the
+// encode, with membudget's headroom. info is the source's headers when read; without
+// them a JPEG is assumed to need turning upright.
+func ExportMemory(src core.Asset, info *codec.Info, opt core.ExportOptions) int64 {
+	w, h := int64(src.Width), int64(src.Height)
+	px := w * h
+	ow, oh := int64(src.Width), int64(src.Height)
+	if opt.MaxEdge > 0 {
+		a, b := imaging.FitWithin(src.Width, src.Height, opt.MaxEdge)
+		ow, oh = int64(a), int64(b)
+	}
+	out := ow * oh
+	// The first pass of a resample: the result's width by the source's height (or the
+	// other way round), bounded for either orientation.
+	tmp := max(ow, oh) * max(w, h)
+	var decode int64
+	switch src.Format {
+	case codec.FormatJPEG:
+		rotated := info == nil || info.Orientation >= 2
+		decode = exportJPEGPx * px
+		if out < px {
+			decode += exportFloatPx * (tmp + out)
+		} else {
+			decode += exportFloatPx * px
+		}
+		if rotated {
+			decode += exportFloatPx * out // the upright copy
+		}
+	default:
+		decode = exportOtherPx * px
+		if out < px {
+			decode += exportFloatPx * (tmp + out)
+		}
+	}
+	live := max(src.Size+decode, (exportFloatPx+exportEncodePx)*out)
+	return membudget.Bound(live)
+}
+
+// exportTooLarge explains an export that can never fit the memory budget.
+func exportTooLarge(src core.Asset, opt core.ExportOptions, est, budget int64) string {
+	size := "at full size"
+	if opt.MaxEdge > 0 {
+		size = fmt.Sprintf("within %d pixels", opt.MaxEdge)
+	}
+	return fmt.Sprintf("the export of a %dx%d image %s needs about %s of memory, more than the whole memory budget of %s; "+
+		"raise engine.memory_mb in the configuration (0 takes a share of the memory available at start)",
+		src.Width, src.Height, size, membudget.MB(est), membudget.MB(budget))
 }
 
 // encodeExport writes the export of src into an uncommitted blob.
