@@ -19,6 +19,7 @@ import (
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/engine/pipeline"
 )
 
@@ -132,6 +133,7 @@ func runProcess(ctx context.Context, req processRequest) error {
 
 	ids := make([]string, len(req.files))
 	sizes := make([]image.Point, len(req.files))
+	ins := make([]pipeline.Input, len(req.files))
 	for i, p := range req.files {
 		info, err := probeFile(p)
 		if err != nil {
@@ -140,6 +142,11 @@ func runProcess(ctx context.Context, req processRequest) error {
 		ids[i] = uuid.NewString()
 		local.paths[ids[i]] = p
 		sizes[i] = image.Pt(info.Width, info.Height)
+		var n int64
+		if st, err := os.Stat(p); err == nil {
+			n = st.Size()
+		}
+		ins[i] = pipeline.InputOf(info.Width, info.Height, n, info.Format, &info)
 	}
 	local.out = req.out
 
@@ -159,8 +166,8 @@ func runProcess(ctx context.Context, req processRequest) error {
 	// garbage), reclaims replaced images and decoder buffers before the heap grows
 	// past the peak the order needs anyway.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	if est := pipe.EstimateMemory(resolved, sizes); est > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(est*2/3, 256<<20)))
+	if est := pipe.EstimateInputs(resolved, ins); est > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(membudget.Live(est), 256<<20)))
 	}
 	progress := newProgressLine(req.stderr, req.quiet)
 	start := time.Now()

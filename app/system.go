@@ -63,9 +63,14 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 	}
 	sys.sup.Add("keys", sys.keys)
 
+	// Orders and exports are charged against one memory budget: the engine's, which
+	// the asset store receives through its config.
+	mem := engine.NewMemoryBudget(cfg.Engine.MemoryMB<<20, 0)
+
 	// The engine learns of deleted inputs through the asset store's callback; the
 	// store is built first, so the callback reaches the engine through sys.
 	sys.assets, err = assets.New(sys.db, cfg.DataDir, assets.Config{
+		Memory:         mem,
 		MaxUploadBytes: cfg.Limits.MaxUploadMB << 20,
 		MaxPixels:      cfg.Limits.MaxMegapixels * 1_000_000,
 		KeepGPS:        cfg.Metadata.KeepGPS,
@@ -91,11 +96,12 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 	}
 	sys.pipe = pipe
 	sys.engine, err = engine.New(sys.db, sys.assets, engine.Config{
-		Workers:      cfg.Engine.Workers,
-		MemoryBudget: cfg.Engine.MemoryMB << 20,
-		PendingTTL:   cfg.Engine.OrderExpiry,
-		Pipeline:     pipe,
-		Logger:       log,
+		Workers:    cfg.Engine.Workers,
+		Memory:     mem,
+		LimitHeap:  true,
+		PendingTTL: cfg.Engine.OrderExpiry,
+		Pipeline:   pipe,
+		Logger:     log,
 	})
 	if err != nil {
 		return nil, err
