@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
 // imageExts are the file name extensions a hot folder takes (those the asset store
@@ -176,6 +178,49 @@ func incomplete(p string, size int64) string {
 		}
 	}
 	return ""
+}
+
+// notPhoto says why a file that nobody is writing to can never become a photo
+// ("" when it may be one): its first bytes are those of no format the asset store
+// takes. A writer puts the header down first, so this needs no waiting. A file
+// too short to tell (an empty one, say) gets the benefit of the doubt here and is
+// judged by cutShort once it has stayed so.
+func notPhoto(p string, size int64) string {
+	if size < minHead {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, min(size, 4096))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return ""
+	}
+	if codec.Sniff(head) == "" {
+		return "not a photo: its content is not JPEG, PNG, WebP, TIFF, HEIC or camera RAW"
+	}
+	return ""
+}
+
+// minHead is the fewest bytes whose format notPhoto judges.
+const minHead = 16
+
+// cutShort says why a file that stayed incomplete (see incomplete) or too short to
+// judge for the cut-short time is not a photo.
+func cutShort(p string, size int64) string {
+	if size < minHead {
+		return fmt.Sprintf("not a photo: the file holds only %d bytes", size)
+	}
+	if reason := notPhoto(p, size); reason != "" {
+		return reason
+	}
+	ext := strings.ToUpper(strings.TrimPrefix(filepath.Ext(p), "."))
+	if ext == "JPEG" {
+		ext = "JPG"
+	}
+	return fmt.Sprintf("the %s file is cut short, with no end marker: the copy stopped early or the file is damaged", ext)
 }
 
 // twinOf groups files by folder and stem and returns, for each JPEG (or other

@@ -28,6 +28,7 @@ type folder struct {
 
 	mu         sync.Mutex
 	files      map[string]*fileEntry   // journaled files, by path relative to the input
+	holes      map[string]*hole        // files that failed on their own, until their domain is grouped
 	active     map[string]*sceneRecord // scenes not done yet
 	counts     counters
 	recent     []Activity
@@ -77,7 +78,7 @@ func newFolder(s *Service, c Config) (*folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.files, f.active, f.counts, f.userPaused = l.files, l.active, l.counters, l.paused
+	f.files, f.holes, f.active, f.counts, f.userPaused = l.files, l.holes, l.active, l.counters, l.paused
 	recent, err := f.j.recentScenes(recentMax)
 	if err != nil {
 		return nil, err
@@ -495,9 +496,19 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 	return next
 }
 
-// take checks settled files and hashes those that are whole. A file that is still
-// busy stays tracked; after MaxWait it is taken anyway, so that a broken file fails
-// visibly (in the errors folder) instead of waiting forever.
+// cutShortAfter is how long a file that nobody writes to may stay without its end
+// marker before it is taken as cut short. Some copy tools close and reopen a file
+// between pieces, so it is a few settle times, not one; but far from MaxWait, since
+// the files beside it wait for it to be judged.
+func (f *folder) cutShortAfter() time.Duration {
+	return min(f.cfg.MaxWait, 5*f.cfg.Settle)
+}
+
+// take checks settled files and hashes those that are whole. A file that a program
+// is still writing stays tracked; after MaxWait it is taken anyway, so that a
+// broken file fails visibly (in the errors folder) instead of waiting forever. A
+// file that nobody writes to and that is not a photo is taken at once, and one cut
+// short after cutShortAfter, marked bad: it fails on its own (see form).
 func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 	if len(due) == 0 {
 		return nil
@@ -511,16 +522,33 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 	for i, fi := range due {
 		t := f.tracked[fi.rel]
 		p := paths[i]
+		waited := now.Sub(t.since)
 		reason := busy[p]
+		bad := ""
 		if reason == "" {
-			reason = incomplete(p, fi.size)
+			if bad = notPhoto(p, fi.size); bad == "" {
+				if fi.size < minHead {
+					reason = "too short to tell what it is yet"
+				} else {
+					reason = incomplete(p, fi.size)
+				}
+				if reason != "" && waited >= f.cutShortAfter() {
+					bad, reason = cutShort(p, fi.size), ""
+				}
+			}
 		}
-		if reason != "" && now.Sub(t.since) < f.cfg.MaxWait {
+		if reason != "" && waited < f.cfg.MaxWait {
 			if t.busy != reason {
 				f.log.Debug("file not taken yet", "file", fi.rel, "reason", reason)
 			}
 			t.busy = reason
 			continue
+		}
+		if reason != "" {
+			// Still written to after MaxWait: taken as it is now.
+			if bad = notPhoto(p, fi.size); bad == "" && (fi.size < minHead || incomplete(p, fi.size) != "") {
+				bad = cutShort(p, fi.size)
+			}
 		}
 		sum, err := hashFile(p, fi.size)
 		if err != nil {
@@ -532,11 +560,15 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 		f.mu.Lock()
 		old := f.files[fi.rel]
 		f.mu.Unlock()
-		e := &fileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, SHA256: sum, Seen: now}
+		e := &fileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, SHA256: sum, Seen: now, Bad: bad}
 		if old != nil && old.SHA256 == sum {
 			e.Scene, e.Seen = old.Scene, old.Seen // touched, not changed: still the same file
 		}
 		out[fi.rel] = e
+		if bad != "" && e.Scene == "" {
+			f.log.Warn("not a usable photo: it goes to the errors folder on its own", "file", fi.rel, "reason", bad)
+			continue
+		}
 		if e.Scene == "" {
 			if _, ok := f.firstWait[fi.domain]; !ok {
 				f.firstWait[fi.domain] = now
@@ -556,16 +588,24 @@ func earliest(a, b time.Time) time.Time {
 // form turns the waiting files of every quiet domain into scenes. A domain (the
 // loose files, or one subfolder) is quiet when none of its files is still settling
 // and nothing in it changed for Quiet; one that never goes quiet has its settled
-// files formed after MaxWait. It returns when a domain will be ready, zero if none
-// is waiting.
+// files formed after MaxWait. A bad file does not wait: it becomes a failed scene
+// of its own at once and a hole in its domain, so that the scene it was shot with
+// is judged without it (see group). It returns when a domain will be ready, zero if
+// none is waiting.
 func (f *folder) form(now time.Time) time.Time {
 	byDomain := map[string][]string{}
+	var bad []string
 	f.mu.Lock()
 	for rel, e := range f.files {
-		if e.Scene == "" {
+		switch {
+		case e.Scene != "":
+		case e.Bad != "":
+			bad = append(bad, rel)
+		default:
 			byDomain[domainOf(rel)] = append(byDomain[domainOf(rel)], rel)
 		}
 	}
+	holes := maps.Clone(f.holes)
 	f.mu.Unlock()
 	unsettled := map[string]bool{}
 	for _, t := range f.tracked {
@@ -573,6 +613,23 @@ func (f *folder) form(now time.Time) time.Time {
 	}
 	var next time.Time
 	var scenes []*sceneRecord
+	addHoles := map[string]*hole{}
+	slices.SortFunc(bad, compareNatural)
+	for _, rel := range bad {
+		s, h := f.badScene(rel, now)
+		scenes = append(scenes, s)
+		holes[rel], addHoles[rel] = h, h
+	}
+	holesOf := func(domain string) map[string]*hole {
+		out := map[string]*hole{}
+		for rel, h := range holes {
+			if domainOf(rel) == domain {
+				out[rel] = h
+			}
+		}
+		return out
+	}
+	var dropHoles []string
 	for _, domain := range slices.Sorted(maps.Keys(byDomain)) {
 		quietAt := f.lastChange[domain].Add(f.cfg.Quiet)
 		waited := now.Sub(f.firstWait[domain])
@@ -592,10 +649,22 @@ func (f *folder) form(now time.Time) time.Time {
 		}
 		rels := byDomain[domain]
 		sort.Slice(rels, func(i, j int) bool { return naturalLess(rels[i], rels[j]) })
-		scenes = append(scenes, f.group(domain, rels, now)...)
+		hs := holesOf(domain)
+		scenes = append(scenes, f.group(domain, rels, hs, now)...)
+		dropHoles = append(dropHoles, slices.Collect(maps.Keys(hs))...)
 		delete(f.firstWait, domain)
 	}
-	if len(scenes) == 0 {
+	// A hole whose domain has had nothing waiting or settling for MaxWait has no
+	// scene left to tell (a copy may pause between files, so not at once).
+	for rel, h := range holes {
+		if d := domainOf(rel); byDomain[d] == nil && !unsettled[d] && now.Sub(h.Seen) >= f.cfg.MaxWait {
+			dropHoles = append(dropHoles, rel)
+		}
+	}
+	for _, rel := range dropHoles {
+		delete(addHoles, rel)
+	}
+	if len(scenes) == 0 && len(dropHoles) == 0 {
 		return next
 	}
 	f.mu.Lock()
@@ -605,12 +674,20 @@ func (f *folder) form(now time.Time) time.Time {
 		files[rel] = &c
 	}
 	f.mu.Unlock()
-	_, err := f.j.formScenes(scenes, files)
+	_, err := f.j.formScenes(scenes, files, addHoles, dropHoles)
 	f.setProblem("scan", err)
 	if err != nil {
 		return now.Add(f.pollInterval())
 	}
 	f.mu.Lock()
+	maps.Copy(f.holes, addHoles)
+	for _, rel := range dropHoles {
+		delete(f.holes, rel)
+	}
+	if len(scenes) == 0 {
+		f.mu.Unlock()
+		return next
+	}
 	formed := Activity{Time: now, Kind: "formed", Message: fmt.Sprintf("%d scenes", len(scenes))}
 	for _, s := range scenes {
 		for _, ref := range append(slices.Clone(s.Files), s.Extras...) {

@@ -2,6 +2,8 @@ package hotfolder
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
@@ -11,6 +13,16 @@ import (
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/grouping"
 )
+
+// codeBracketsMissing fails a scene that lost brackets and cannot do without them.
+const codeBracketsMissing = "brackets_missing"
+
+// sceneGroup is the files of one scene and, when it lost brackets, the verdict of
+// engine/grouping on what is left.
+type sceneGroup struct {
+	files            []string
+	warning, problem string
+}
 
 // group makes the scenes of one domain's waiting files (rels in natural name order):
 //
@@ -23,7 +35,12 @@ import (
 //
 // In every mode a JPEG beside a RAW file of the same name is the RAW's twin: the RAW
 // is the input and the JPEG is moved along with it.
-func (f *folder) group(domain string, rels []string, now time.Time) []*sceneRecord {
+//
+// holes are the domain's files that failed on their own. They keep their place (in
+// name order for count and subfolder, by engine/grouping's rules for auto), and a
+// scene that lost one is made from the rest only when that still spans the
+// exposures: with a warning then, else it fails naming what it lost.
+func (f *folder) group(domain string, rels []string, holes map[string]*hole, now time.Time) []*sceneRecord {
 	twins := twinOf(rels)
 	var inputs []string
 	for _, r := range rels {
@@ -31,20 +48,35 @@ func (f *folder) group(domain string, rels []string, now time.Time) []*sceneReco
 			inputs = append(inputs, r)
 		}
 	}
-	var groups [][]string
+	// A bad JPEG twin of a RAW here is no lost bracket: the RAW is the frame.
+	holes = maps.Clone(holes)
+	for rel := range twinOf(append(slices.Collect(maps.Keys(holes)), rels...)) {
+		delete(holes, rel)
+	}
+	var groups []sceneGroup
 	switch {
 	case f.cfg.Grouping == GroupSubfolder && domain != "":
-		groups = [][]string{inputs}
+		groups = []sceneGroup{f.judged(inputs, slices.Collect(maps.Keys(holes)), holes)}
 	case f.cfg.Grouping == GroupSubfolder:
 		for _, r := range inputs {
-			groups = append(groups, []string{r})
+			groups = append(groups, sceneGroup{files: []string{r}})
 		}
 	case f.cfg.Grouping == GroupCount:
-		for i := 0; i < len(inputs); i += f.cfg.Count {
-			groups = append(groups, inputs[i:min(i+f.cfg.Count, len(inputs))])
+		all := append(slices.Clone(inputs), slices.Collect(maps.Keys(holes))...)
+		slices.SortFunc(all, compareNatural)
+		for i := 0; i < len(all); i += f.cfg.Count {
+			var files, lost []string
+			for _, r := range all[i:min(i+f.cfg.Count, len(all))] {
+				if holes[r] != nil {
+					lost = append(lost, r)
+				} else {
+					files = append(files, r)
+				}
+			}
+			groups = append(groups, f.judged(files, lost, holes))
 		}
 	default:
-		groups = f.autoGroups(inputs)
+		groups = f.autoGroups(inputs, holes)
 	}
 
 	f.mu.Lock()
@@ -55,13 +87,14 @@ func (f *folder) group(domain string, rels []string, now time.Time) []*sceneReco
 	}
 	var out []*sceneRecord
 	placedTwin := map[string]bool{}
-	for _, g := range groups {
+	for _, sg := range groups {
+		g := sg.files
 		if len(g) == 0 {
 			continue
 		}
 		s := &sceneRecord{
 			ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
-			Naming: f.cfg.Naming, Formed: now, Stage: stageGrouped, Label: stemOf(g[0]),
+			Naming: f.cfg.Naming, Formed: now, Stage: stageGrouped, Label: stemOf(g[0]), Warning: sg.warning,
 		}
 		if f.cfg.Grouping == GroupSubfolder && domain != "" {
 			s.Label = domain
@@ -76,10 +109,13 @@ func (f *folder) group(domain string, rels []string, now time.Time) []*sceneReco
 			}
 		}
 		slices.SortFunc(s.Extras, func(a, b fileRef) int { return compareNatural(a.Rel, b.Rel) })
-		if len(s.Files) > catalog.MaxInputs {
+		switch {
+		case len(s.Files) > catalog.MaxInputs:
 			s.Stage, s.Outcome, s.ErrorCode = stageFinished, outcomeFailed, "too_many_inputs"
 			s.Error = fmt.Sprintf("the subfolder %s has %d photos; a scene takes 1 to %d brackets", domain, len(s.Files), catalog.MaxInputs)
 			s.Finished = now
+		case sg.problem != "":
+			s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, codeBracketsMissing, sg.problem, now
 		}
 		out = append(out, s)
 	}
@@ -96,37 +132,100 @@ func (f *folder) group(domain string, rels []string, now time.Time) []*sceneReco
 	return out
 }
 
+// badScene is the failed scene of a bad file on its own, and the hole it leaves.
+func (f *folder) badScene(rel string, now time.Time) (*sceneRecord, *hole) {
+	f.mu.Lock()
+	e := f.files[rel]
+	f.mu.Unlock()
+	s := &sceneRecord{
+		ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
+		Naming: f.cfg.Naming, Formed: now, Label: stemOf(rel),
+		Files: []fileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, SHA256: e.SHA256}},
+		Stage: stageFinished, Outcome: outcomeFailed, ErrorCode: "input_unreadable",
+		Error: fmt.Sprintf("%s: %s", rel, e.Bad), Finished: now,
+	}
+	// Its EXIF, when readable (a truncated copy keeps it), places it among its scene's brackets.
+	l := grouping.LostPhoto(f.abs(rel), e.Bad)
+	h := &hole{Reason: e.Bad, Camera: l.Camera, Taken: l.Taken, Duration: l.Duration, Seen: now}
+	if !math.IsNaN(l.EV) {
+		h.EV = &l.EV
+	}
+	return s, h
+}
+
+func (f *folder) abs(rel string) string { return filepath.Join(f.cfg.Input, filepath.FromSlash(rel)) }
+
+// lost is a hole as engine/grouping knows lost photos.
+func (f *folder) lost(rel string, h *hole) grouping.Lost {
+	l := grouping.Lost{Path: f.abs(rel), Reason: h.Reason, Camera: h.Camera, Taken: h.Taken, Duration: h.Duration, EV: math.NaN()}
+	if h.EV != nil {
+		l.EV = *h.EV
+	}
+	return l
+}
+
+// judged is a count or subfolder scene of files that lost the holes in lost: the
+// files are read for their exposures and the scene judged by engine/grouping. A
+// file that cannot be read counts as lost too (its import fails the scene anyway).
+func (f *folder) judged(files, lost []string, holes map[string]*hole) sceneGroup {
+	g := sceneGroup{files: files}
+	if len(lost) == 0 || len(files) == 0 {
+		return g
+	}
+	var kept []grouping.Photo
+	var ls []grouping.Lost
+	for _, r := range lost {
+		ls = append(ls, f.lost(r, holes[r]))
+	}
+	for _, r := range files {
+		p, err := grouping.Analyze(f.abs(r))
+		if err != nil {
+			ls = append(ls, grouping.LostPhoto(f.abs(r), err.Error()))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	g.warning, g.problem = grouping.Judge(kept, ls)
+	return g
+}
+
 // autoGroups applies engine/grouping to the files. A file that cannot be analysed
 // becomes a scene of its own, so that ingest reports why and it lands in the errors
-// folder rather than being dropped.
-func (f *folder) autoGroups(rels []string) [][]string {
+// folder rather than being dropped; for the scenes beside it, it is a lost bracket,
+// as the holes are.
+func (f *folder) autoGroups(rels []string, holes map[string]*hole) []sceneGroup {
 	byPath := map[string]string{}
 	var photos []grouping.Photo
-	var groups [][]string
+	var lost []grouping.Lost
+	var groups []sceneGroup
 	for _, r := range rels {
-		p := filepath.Join(f.cfg.Input, filepath.FromSlash(r))
+		p := f.abs(r)
 		byPath[p] = r
 		ph, err := grouping.Analyze(p)
 		if err != nil {
-			groups = append(groups, []string{r})
+			groups = append(groups, sceneGroup{files: []string{r}})
+			lost = append(lost, grouping.LostPhoto(p, err.Error()))
 			continue
 		}
 		photos = append(photos, ph)
 	}
-	scenes, skipped := grouping.GroupPhotos(photos, grouping.Options{})
+	for r, h := range holes {
+		lost = append(lost, f.lost(r, h))
+	}
+	scenes, skipped := grouping.GroupAll(photos, lost, grouping.Options{})
 	for _, sc := range scenes {
-		var g []string
+		g := sceneGroup{warning: sc.Warning, problem: sc.Problem}
 		for _, p := range sc.Files {
-			g = append(g, byPath[p])
+			g.files = append(g.files, byPath[p])
 		}
 		groups = append(groups, g)
 	}
 	for _, sk := range skipped { // twins were removed before; anything else stands alone
 		if r, ok := byPath[sk.Path]; ok {
-			groups = append(groups, []string{r})
+			groups = append(groups, sceneGroup{files: []string{r}})
 		}
 	}
-	slices.SortStableFunc(groups, func(a, b []string) int { return compareNatural(a[0], b[0]) })
+	slices.SortStableFunc(groups, func(a, b sceneGroup) int { return compareNatural(a.files[0], b.files[0]) })
 	return groups
 }
 

@@ -17,6 +17,8 @@ import (
 //
 //	"f" NUL folder NUL relpath -> fileEntry: a file of the input that was seen whole
 //	"s" NUL folder NUL scene   -> sceneRecord: a scene and how far it got
+//	"h" NUL folder NUL relpath -> hole: a file that could not be used, until its
+//	                              subfolder's scenes are formed
 //	"c" NUL folder             -> counters: scene numbers and totals
 //	"p" NUL folder             -> "1" while the folder is paused from the window
 //
@@ -30,6 +32,21 @@ type fileEntry struct {
 	SHA256  string    `json:"sha256"`
 	Scene   string    `json:"scene,omitempty"` // the scene it belongs to; "" while waiting for one
 	Seen    time.Time `json:"seen"`
+	// Bad says why the file can never be a photo (not one at all, cut short): it
+	// fails on its own at once instead of waiting for a scene.
+	Bad string `json:"bad,omitempty"`
+}
+
+// hole is a file that failed on its own (fileEntry.Bad). It is remembered until the
+// files beside it are grouped, so that the scene it was shot with knows that it
+// lost a bracket (see engine/grouping).
+type hole struct {
+	Reason   string    `json:"reason"`
+	Camera   string    `json:"camera,omitempty"`
+	Taken    time.Time `json:"taken,omitzero"`
+	Duration float64   `json:"duration,omitempty"`
+	EV       *float64  `json:"ev,omitempty"` // nil when its EXIF does not say
+	Seen     time.Time `json:"seen"`
 }
 
 // Stages of a scene, in order.
@@ -79,6 +96,8 @@ type sceneRecord struct {
 	Notes       []string          `json:"notes,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	ErrorCode   string            `json:"errorCode,omitempty"`
+	// Warning says the scene is made without brackets that could not be used.
+	Warning string `json:"warning,omitempty"`
 
 	// Writing is the name chosen for the output (or error report) before it is
 	// linked into place; Output is the name once it is there.
@@ -102,6 +121,8 @@ func fileKey(folder, rel string) []byte { return []byte("f" + sep + folder + sep
 func sceneKey(folder, id string) []byte { return []byte("s" + sep + folder + sep + id) }
 func countersKey(folder string) []byte  { return []byte("c" + sep + folder) }
 func pausedKey(folder string) []byte    { return []byte("p" + sep + folder) }
+func holeKey(folder, rel string) []byte { return []byte("h" + sep + folder + sep + rel) }
+func holePrefix(folder string) []byte   { return []byte("h" + sep + folder + sep) }
 func filePrefix(folder string) []byte   { return []byte("f" + sep + folder + sep) }
 func scenePrefix(folder string) []byte  { return []byte("s" + sep + folder + sep) }
 func bucket(tx *bolt.Tx) *bolt.Bucket   { return tx.Bucket(store.BucketHotfolderJournal) }
@@ -123,13 +144,14 @@ type journal struct {
 // loaded is what a folder reads from the journal at start.
 type loaded struct {
 	files    map[string]*fileEntry
+	holes    map[string]*hole
 	active   map[string]*sceneRecord // scenes not done
 	counters counters
 	paused   bool
 }
 
 func (j journal) load() (loaded, error) {
-	l := loaded{files: map[string]*fileEntry{}, active: map[string]*sceneRecord{}}
+	l := loaded{files: map[string]*fileEntry{}, holes: map[string]*hole{}, active: map[string]*sceneRecord{}}
 	err := j.db.View(func(tx *bolt.Tx) error {
 		b := bucket(tx)
 		if b == nil {
@@ -143,6 +165,14 @@ func (j journal) load() (loaded, error) {
 				return fmt.Errorf("decode journal file entry %q: %w", k[len(fp):], err)
 			}
 			l.files[string(k[len(fp):])] = &e
+		}
+		hp := holePrefix(j.folder)
+		for k, v := c.Seek(hp); k != nil && hasPrefix(k, hp); k, v = c.Next() {
+			var h hole
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode journal hole %q: %w", k[len(hp):], err)
+			}
+			l.holes[string(k[len(hp):])] = &h
 		}
 		sp := scenePrefix(j.folder)
 		for k, v := c.Seek(sp); k != nil && hasPrefix(k, sp); k, v = c.Next() {
@@ -202,11 +232,22 @@ func (j journal) putScene(s *sceneRecord) error {
 }
 
 // formScenes records new scenes and their files' membership in one transaction and
-// numbers the scenes. Nothing outside the database happened yet, so a crash before
-// the commit only means the scenes are formed again.
-func (j journal) formScenes(scenes []*sceneRecord, files map[string]*fileEntry) (counters, error) {
+// numbers the scenes; with them it records new holes and forgets the holes used up.
+// Nothing outside the database happened yet, so a crash before the commit only
+// means the scenes are formed again.
+func (j journal) formScenes(scenes []*sceneRecord, files map[string]*fileEntry, addHoles map[string]*hole, dropHoles []string) (counters, error) {
 	var c counters
 	err := j.update(func(b *bolt.Bucket) error {
+		for rel, h := range addHoles {
+			if err := putJSON(b, holeKey(j.folder, rel), h); err != nil {
+				return err
+			}
+		}
+		for _, rel := range dropHoles {
+			if err := b.Delete(holeKey(j.folder, rel)); err != nil {
+				return err
+			}
+		}
 		if v := b.Get(countersKey(j.folder)); v != nil {
 			if err := json.Unmarshal(v, &c); err != nil {
 				return fmt.Errorf("decode counters: %w", err)

@@ -27,7 +27,7 @@ func journalScene(t *testing.T, e *env, c Config, owner, name string) (*sceneRec
 		Files: []fileRef{{Rel: name, Size: entry.Size, MtimeNs: entry.MtimeNs, SHA256: entry.SHA256}},
 	}
 	j := journal{db: e.db, folder: c.Name}
-	if _, err := j.formScenes([]*sceneRecord{s}, map[string]*fileEntry{name: entry}); err != nil {
+	if _, err := j.formScenes([]*sceneRecord{s}, map[string]*fileEntry{name: entry}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s, j

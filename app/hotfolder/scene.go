@@ -479,9 +479,12 @@ func (f *folder) complete(s *sceneRecord) error {
 	f.addActivityLocked(sceneActivity(s))
 	delete(f.problems, "scene "+s.ID)
 	f.mu.Unlock()
-	if s.Outcome == outcomeCompleted {
+	switch {
+	case s.Outcome == outcomeCompleted && s.Warning != "":
+		f.log.Warn("scene delivered without some of its brackets", "scene", s.Label, "output", s.Output, "order", s.OrderID, "warning", s.Warning)
+	case s.Outcome == outcomeCompleted:
 		f.log.Info("scene delivered", "scene", s.Label, "output", s.Output, "order", s.OrderID)
-	} else {
+	default:
 		f.log.Warn("scene failed", "scene", s.Label, "reason", s.Error, "report", s.Output)
 	}
 	return nil
@@ -491,6 +494,8 @@ func sceneActivity(s *sceneRecord) Activity {
 	a := Activity{Time: s.Finished, Kind: s.Outcome, Scene: s.Label, Index: s.Index, Files: len(s.Files), OrderID: s.OrderID, Output: s.Output}
 	if s.Outcome == outcomeFailed {
 		a.Message = s.Error
+	} else {
+		a.Message = s.Warning
 	}
 	return a
 }

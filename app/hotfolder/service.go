@@ -43,7 +43,9 @@
 // Results appear under the naming template with the format's extension; a name in
 // use gets -2, -3... and nothing is ever overwritten. A failed scene's inputs go to
 // the errors folder (keeping their subfolders) with <scene>.error.txt and
-// <scene>.error.json saying why.
+// <scene>.error.json saying why. A file that is not a photo, or one cut short, fails
+// on its own at once; the scene it belonged to is judged without it by
+// engine/grouping (made with a warning, or failed naming what it lost).
 package hotfolder
 
 import (

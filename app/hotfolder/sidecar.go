@@ -41,6 +41,9 @@ func sidecarOf(folder string, s *sceneRecord) Sidecar {
 		OrderID: s.OrderID, Recipes: s.Recipes, Notes: s.Notes, Error: s.Error, ErrorCode: s.ErrorCode,
 		Formed: s.Formed, Finished: s.Finished,
 	}
+	if s.Warning != "" {
+		sc.Notes = append([]string{s.Warning}, s.Notes...)
+	}
 	if s.Outcome == outcomeCompleted {
 		sc.Output = s.Output
 	}
