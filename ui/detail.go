@@ -194,6 +194,9 @@ func setEnabled(b *widget.Button, on bool) {
 // infoText says what ran on the scene and where its result is.
 func (d *detailView) infoText(s Scene) string {
 	var parts []string
+	if s.Warning != "" && s.Phase != PhaseRefused {
+		parts = append(parts, "Warning: "+s.Warning)
+	}
 	if len(s.Summary.Recipes) > 0 {
 		keys := make([]string, 0, len(s.Summary.Recipes))
 		for k := range s.Summary.Recipes {

@@ -54,7 +54,7 @@ func (w *Window) sceneStatus(s Scene) string {
 		case ready < n:
 			return fmt.Sprintf("%s · importing %d/%d", brackets, ready, n)
 		}
-		return brackets + " · ready to process"
+		return withWarning(brackets+" · ready to process", s)
 	case PhasePreparing:
 		ready, _, _ := w.importProgress(s)
 		if ready < n {
@@ -82,9 +82,9 @@ func (w *Window) sceneStatus(s Scene) string {
 			return "Done · ⚠ " + s.Problem
 		}
 		if s.Saved != "" {
-			return "Done · " + filepath.Base(s.Saved)
+			return withWarning("Done · "+filepath.Base(s.Saved), s)
 		}
-		return "Done"
+		return withWarning("Done", s)
 	case core.OrderFailed:
 		if sum.Error != "" {
 			return "Failed: " + sum.Error
@@ -96,6 +96,14 @@ func (w *Window) sceneStatus(s Scene) string {
 		return "Expired before it could run"
 	}
 	return string(sum.Status)
+}
+
+// withWarning adds the scene's warning (brackets it lost) to a status line.
+func withWarning(line string, s Scene) string {
+	if s.Warning == "" {
+		return line
+	}
+	return line + " · ⚠ " + s.Warning
 }
 
 // stageText turns a pipeline stage name into words.

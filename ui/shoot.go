@@ -37,6 +37,7 @@ type Scene struct {
 	Overrides core.Options
 	Phase     Phase
 	Problem   string // why it was refused, or a delivery problem
+	Warning   string // brackets it lost that could not be read (engine/grouping judged the rest)
 	OrderID   string
 	BatchID   string
 	Summary   core.OrderSummary
@@ -214,6 +215,12 @@ func (sh *Shoot) Add(groups []grouping.Scene) []int {
 			name = filepath.Base(dir)
 		}
 		s := sh.newSceneLocked(sh.uniqueNameLocked(name), files)
+		s.Warning = g.Warning
+		if g.Problem != "" {
+			// What is left cannot make the photo (a dark one, say): not processed. Tried
+			// again by hand, it is made, with the problem kept as its warning.
+			s.Phase, s.Problem, s.Warning = PhaseRefused, g.Problem, g.Problem
+		}
 		sh.scenes = append(sh.scenes, s)
 		ids = append(ids, s.ID)
 	}
@@ -311,6 +318,9 @@ func (sh *Shoot) MergeNext(id int) error {
 		return fmt.Errorf("a scene takes at most %d brackets; %s and %s together have %d", catalog.MaxInputs, s.Name, next.Name, n)
 	}
 	s.Files = append(s.Files, next.Files...)
+	if s.Warning == "" {
+		s.Warning = next.Warning
+	}
 	sh.scenes = slices.Delete(sh.scenes, i+1, i+2)
 	delete(sh.byID, next.ID)
 	sh.changed()

@@ -69,6 +69,9 @@ func (w *Window) addPaths(paths []string, done func(ids []int, err error)) {
 				if n := len(res.Skipped); n > 0 {
 					msg += fmt.Sprintf(" %d %s skipped: %s", n, plural(n, "file", "files"), skippedSummary(res.Skipped))
 				}
+				if n := lostScenes(res.Scenes); n > 0 {
+					msg += fmt.Sprintf(" %d %s lost brackets and cannot be made from the rest; the list says why.", n, plural(n, "scene", "scenes"))
+				}
 				w.setStatus(msg)
 			}
 			w.refresh()
@@ -90,6 +93,17 @@ func countFiles(sc []grouping.Scene) int {
 	n := 0
 	for _, s := range sc {
 		n += len(s.Files)
+	}
+	return n
+}
+
+// lostScenes counts the scenes whose lost brackets leave too little to make them.
+func lostScenes(sc []grouping.Scene) int {
+	n := 0
+	for _, s := range sc {
+		if s.Problem != "" {
+			n++
+		}
 	}
 	return n
 }
