@@ -277,3 +277,21 @@ func TestCountGroupingKeepsBadFilesPlace(t *testing.T) {
 		t.Fatalf("sidecar: %+v", sc)
 	}
 }
+
+// A JPEG with data after its end marker (as a phone's motion photo appends its
+// video) is whole: it is taken, not failed as cut short.
+func TestJPEGWithTrailerIsTaken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	e.start(c)
+	data := append(readPhoto(t, photoBedroom...), make([]byte, 64<<10)...)
+	drop(t, c.Input, "motion.jpg", data)
+	waitFor(t, 30*time.Second, "the scene", func() bool { return e.settledCount("studio") == 1 })
+	if st := e.status("studio"); st.Done != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := outputs(t, c.Output); !slices.Equal(got, []string{"motion.jpg"}) {
+		t.Fatalf("outputs: %v", got)
+	}
+}

@@ -204,6 +204,20 @@ func notPhoto(p string, size int64) string {
 	return ""
 }
 
+// decodes reports whether a file decodes to its end (at a small scale, which still
+// reads all of a JPEG's data). A JPEG may carry more after its end marker (a phone's
+// motion photo appends its video), so a marker missing from the tail does not by
+// itself make a file cut short.
+func decodes(p string, size int64) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, _, err = codec.Decode(f, size, codec.DecodeOptions{ScaleToMaxEdge: 64, MaxPixels: -1})
+	return err == nil
+}
+
 // minHead is the fewest bytes whose format notPhoto judges.
 const minHead = 16
 

@@ -533,7 +533,11 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 					reason = incomplete(p, fi.size)
 				}
 				if reason != "" && waited >= f.cutShortAfter() {
-					bad, reason = cutShort(p, fi.size), ""
+					if fi.size >= minHead && decodes(p, fi.size) {
+						reason = "" // whole, with data after its end marker
+					} else {
+						bad, reason = cutShort(p, fi.size), ""
+					}
 				}
 			}
 		}
@@ -546,7 +550,7 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 		}
 		if reason != "" {
 			// Still written to after MaxWait: taken as it is now.
-			if bad = notPhoto(p, fi.size); bad == "" && (fi.size < minHead || incomplete(p, fi.size) != "") {
+			if bad = notPhoto(p, fi.size); bad == "" && (fi.size < minHead || (incomplete(p, fi.size) != "" && !decodes(p, fi.size))) {
 				bad = cutShort(p, fi.size)
 			}
 		}
