@@ -22,7 +22,9 @@ import (
 // one scene belongs to it. Otherwise each scene beside it may take it when:
 //   - the scene has room (fewer than MaxFrames brackets, lost ones included);
 //   - it is a bracketed shot: it has several brackets, or other scenes of the folder
-//     do (in a folder of single photos an unreadable file is a photo of its own);
+//     do, or its one frame is far from a normal exposure (see offExposure), as what
+//     is left of a bracket set is; in a folder of normally exposed single photos an
+//     unreadable file is a photo of its own;
 //   - it was shot within MaxGap of the lost file (per lost file in between) when
 //     both times are known; when the lost file's time is unknown, its name looks
 //     like the scene's (same extension, same length give or take one), so that a
@@ -183,7 +185,7 @@ func place(scenes [][]Photo, lost []Lost, opt Options) [][]Lost {
 		return best, ok
 	}
 	may := func(c int, l Lost, between int) bool {
-		if size(c) >= MaxFrames || (len(scenes[c]) < 2 && largest < 2) {
+		if size(c) >= MaxFrames || (len(scenes[c]) < 2 && largest < 2 && !offExposure(scenes[c][0])) {
 			return false
 		}
 		if cam := scenes[c][0].Camera; l.Camera != "" && cam != "" && cam != l.Camera {
@@ -256,6 +258,18 @@ func place(scenes [][]Photo, lost []Lost, opt Options) [][]Lost {
 	return out
 }
 
+// A frame whose thumbnail's mean linear luminance is below darkFrame or above
+// brightFrame (log2) is some 2 EV or more from a normal exposure (about -3: kim's
+// and library_phone's middle brackets measure -3.7 and -3.2, their extremes -6.6
+// and -0.3).
+const (
+	darkFrame   = -5.0
+	brightFrame = -0.8
+)
+
+// offExposure reports whether a lone frame looks like one end of a bracket set.
+func offExposure(p Photo) bool { return p.Brightness < darkFrame || p.Brightness > brightFrame }
+
 // looksAlike reports whether two file names look like frames of one camera: the
 // same extension and stems of the same length give or take one (IMG_0999, IMG_1000).
 func looksAlike(a, b string) bool {
@@ -326,6 +340,13 @@ func Judge(kept []Photo, lost []Lost) (warning, problem string) {
 	} else if d < 0 {
 		trend = -1
 	}
+	// Without a trend (one frame left), frames that are all dark or all bright say
+	// on which side the lost ones were.
+	allDark, allBright := true, true
+	for _, p := range kept {
+		allDark = allDark && p.Brightness < darkFrame
+		allBright = allBright && p.Brightness > brightFrame
+	}
 	side := make([]int, len(lost))
 	for i, e := range es {
 		if e.lost < 0 {
@@ -341,12 +362,17 @@ func Judge(kept []Photo, lost []Lost) (warning, problem string) {
 				side[e.lost] = 1
 			}
 		case i < first || i > last:
-			side[e.lost] = 2
-			if trend != 0 {
+			switch {
+			case trend != 0 && i < first:
+				side[e.lost] = -trend
+			case trend != 0:
 				side[e.lost] = trend
-				if i < first {
-					side[e.lost] = -trend
-				}
+			case allDark:
+				side[e.lost] = 1
+			case allBright:
+				side[e.lost] = -1
+			default:
+				side[e.lost] = 2
 			}
 		}
 	}
@@ -368,11 +394,11 @@ func Judge(kept []Photo, lost []Lost) (warning, problem string) {
 		case darker && !brighter && !unknown:
 			which = "lost ones are darker than those left"
 		}
-		why = fmt.Sprintf("the %d brackets left do not span the scene's exposures (the %s)", len(kept), which)
+		why = fmt.Sprintf("%s not span the scene's exposures (the %s)", left(len(kept), "does", "do"), which)
 	case len(kept) < MinKept:
-		why = fmt.Sprintf("only %d brackets are left, and a scene that lost brackets needs at least %d to span its exposures", len(kept), MinKept)
+		why = fmt.Sprintf("%s too few: a scene that lost brackets needs at least %d to span its exposures", left(len(kept), "is", "are"), MinKept)
 	case spread < MinSpread:
-		why = fmt.Sprintf("the %d brackets left span only %.1f EV", len(kept), spread)
+		why = fmt.Sprintf("%s only %.1f EV apart", left(len(kept), "is", "are"), spread)
 	}
 	if why == "" {
 		return fmt.Sprintf("made from %d of %d brackets: %s could not be used; the brackets left span the exposures (%.1f EV, the lost ones within)",
@@ -389,4 +415,12 @@ func Judge(kept []Photo, lost []Lost) (warning, problem string) {
 	}
 	return "", fmt.Sprintf("%d of the scene's %d brackets cannot be used: %s; %s, so the result would be %s",
 		len(lost), total, lostText, why, result)
+}
+
+// left says how many brackets are left, with the verb agreeing.
+func left(n int, one, many string) string {
+	if n == 1 {
+		return "the 1 bracket left " + one
+	}
+	return fmt.Sprintf("the %d brackets left %s", n, many)
 }

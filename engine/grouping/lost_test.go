@@ -122,6 +122,9 @@ func TestPlacingLostPhotos(t *testing.T) {
 			photo("/s/IMG_1.jpg", "", time.Time{}, 0, nan, -2, 0),
 			photo("/s/IMG_3.jpg", "", time.Time{}, 0, nan, -2, 2),
 		}, []Lost{lost("/s/IMG_2.jpg", time.Time{}, nan)}, []string{"", ""}, []int{0, 0}, ""},
+		{"a lone dark frame beside unreadable look-alikes is what is left of a set", []Photo{
+			photo("/s/IMG_1.jpg", "", time.Time{}, 0, nan, -6.5, 0),
+		}, []Lost{lost("/s/IMG_2.jpg", time.Time{}, nan), lost("/s/IMG_3.jpg", time.Time{}, nan)}, []string{"fail"}, []int{2}, "too dark"},
 		{"a file unlike the scene's names is not its bracket", []Photo{
 			photo("/s/IMG_0001.jpg", "", time.Time{}, 0, nan, -4, 0),
 			photo("/s/IMG_0002.jpg", "", time.Time{}, 0, nan, -2, 0),
