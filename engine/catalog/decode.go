@@ -109,7 +109,7 @@ func (opt *option) fromJSON(raw json.RawMessage) (any, error) {
 	case TypeNumber, TypeInteger:
 		var n json.Number
 		if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
-			return nil, core.Invalid(opt.Name, "must be a %s", kindWord(opt.Type))
+			return nil, core.Invalid(opt.Name, "must be %s", kindWord(opt.Type))
 		}
 		return opt.number(n.String())
 	case TypeString, TypeEnum, TypeUUID:
@@ -165,7 +165,7 @@ func (opt *option) fromString(s string) (any, error) {
 func (opt *option) number(lit string) (any, error) {
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, core.Invalid(opt.Name, "must be a %s", kindWord(opt.Type))
+		return nil, core.Invalid(opt.Name, "must be %s", kindWord(opt.Type))
 	}
 	if opt.Type == TypeNumber {
 		return f, nil
@@ -182,11 +182,12 @@ func (opt *option) number(lit string) (any, error) {
 	return int(f), nil
 }
 
+// kindWord names a numeric type with its article, for "must be ..." reasons.
 func kindWord(t string) string {
 	if t == TypeInteger {
-		return "integer"
+		return "an integer"
 	}
-	return "number"
+	return "a number"
 }
 
 // check validates a Go value of the option's type and returns it normalised.
