@@ -71,7 +71,7 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 	// store is built first, so the callback reaches the engine through sys.
 	sys.assets, err = assets.New(sys.db, cfg.DataDir, assets.Config{
 		Memory:         mem,
-		MaxUploadBytes: cfg.Limits.MaxUploadMB << 20,
+		MaxUploadBytes: cfg.Limits.MaxUploadMB * 1_000_000, // MB as documented, not MiB
 		MaxPixels:      cfg.Limits.MaxMegapixels * 1_000_000,
 		KeepGPS:        cfg.Metadata.KeepGPS,
 		OnDelete: func(a core.Asset) {
