@@ -162,6 +162,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "this address takes a WebSocket handshake (Connection: Upgrade, Upgrade: websocket)")
 		return
 	}
+	if !s.wsOriginAllowed(r) {
+		// Before the ticket is spent too: another site's page must not burn it.
+		writeError(w, http.StatusForbidden, "WebSocket handshake: Origin "+r.Header.Get("Origin")+" may not open this connection")
+		return
+	}
 	owner, ok := s.tickets.take(r.URL.Query().Get("ticket"))
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "ticket: unknown, already used or expired; get a new one from POST /v1/ws-ticket")
