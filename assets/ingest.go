@@ -10,10 +10,10 @@ import (
 
 	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/store"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sync/semaphore"
 )
 
 // sniffBytes is how much of a file's head validation reads: enough for codec.Sniff to
@@ -59,10 +59,13 @@ func (s *Service) runIngest(ctx context.Context, j job) {
 	if ctx.Err() != nil {
 		return
 	}
-	kind, w, h, thumb, fail := s.process(r, info.Format)
+	kind, w, h, thumb, fail := s.process(ctx, r, info.Format)
 	if fail != nil {
 		s.finishFailed(j, fail.code, fail.reason)
 		return
+	}
+	if thumb == nil {
+		return // ctx ended while the scan waited for memory: the job stays queued
 	}
 	defer thumb.Abort()
 	if ctx.Err() != nil {
@@ -143,53 +146,54 @@ func codecReason(err error) string {
 	return err.Error()
 }
 
-// process decodes the whole image (proving it readable), tells masks from images and
-// writes the thumbnail into an uncommitted blob.
-func (s *Service) process(r *record, format string) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
+// process proves the whole image readable, tells masks from images and writes the
+// thumbnail into an uncommitted blob. codec.Scan holds a reduced copy of the frame at
+// most, never a full-size one, so a small upload declaring a huge frame costs little
+// memory; what a scan does hold is reserved from ingestMemory first.
+func (s *Service) process(ctx context.Context, r *record, format string) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
 	f, err := s.blobs.Open(r.SHA256)
 	if err != nil {
 		return "", 0, 0, nil, &failure{core.CodeUnreadable, "the uploaded bytes could not be read back"}
 	}
-	img, _, err := codec.Decode(f, r.Size, codec.DecodeOptions{MaxPixels: s.cfg.MaxPixels})
+	sc, err := codec.Scan(f, r.Size, codec.ScanOptions{
+		MaxPixels: s.cfg.MaxPixels,
+		MaxEdge:   s.cfg.ThumbnailEdge,
+		Reserve:   func(need int64) (func(), error) { return reserveIngest(ctx, need) },
+	})
 	f.Close()
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", 0, 0, nil, nil // stopping: the job stays queued
+		}
 		return "", 0, 0, nil, codecFailure(err)
 	}
 	kind = core.AssetUpload
-	if format == codec.FormatPNG && isMask(img) {
+	if format == codec.FormatPNG && sc.Mask {
 		kind = core.AssetMask
 	}
-	thumb, err = s.writeThumbnail(img)
+	thumb, err = s.writeThumbnail(sc.Preview)
 	if err != nil {
 		return "", 0, 0, nil, &failure{core.CodeUnreadable, fmt.Sprintf("making the thumbnail failed: %v", err)}
 	}
-	return kind, img.W(), img.H(), thumb, nil
+	return kind, sc.Info.Width, sc.Info.Height, thumb, nil
 }
 
-// maskWhite is the least linear value of every colour channel a visible mask pixel
-// may have (about 240 in 8-bit sRGB), leaving room for anti-aliased edges.
-const maskWhite = 0.87
+// ingestMemory bounds the decoder memory all ingests of this process hold at once.
+// Most scans need a few tens of MB; a progressive JPEG, a lossless WebP or a HEIC holds
+// memory in proportion to its frame (up to several hundred MB at 120 MP) and waits
+// here for its share. A scan that needs more than the whole budget runs alone.
+const ingestMemory = 512 << 20
 
-// isMask reports whether img is a white-on-transparent mask: it has alpha, some of it
-// transparent, and every visible pixel white. Photos fail at their first pixel.
-func isMask(img *imaging.Image) bool {
-	if img.C != 4 {
-		return false
+var ingestGate = semaphore.NewWeighted(ingestMemory)
+
+// reserveIngest waits until need bytes of ingestMemory are free (all of it when need
+// is larger) and returns their release.
+func reserveIngest(ctx context.Context, need int64) (func(), error) {
+	n := min(max(need, 1), ingestMemory)
+	if err := ingestGate.Acquire(ctx, n); err != nil {
+		return nil, err
 	}
-	transparent := false
-	for y := 0; y < img.H(); y++ {
-		row := img.Row(y)
-		for i := 0; i+3 < len(row); i += 4 {
-			a := row[i+3]
-			if a < 0.5 {
-				transparent = true
-			}
-			if a > 0.02 && (row[i] < maskWhite || row[i+1] < maskWhite || row[i+2] < maskWhite) {
-				return false
-			}
-		}
-	}
-	return transparent
+	return func() { ingestGate.Release(n) }, nil
 }
 
 // finishReady commits the thumbnail and settles the asset as ready in one

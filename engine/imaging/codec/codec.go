@@ -7,12 +7,17 @@
 // Every failure on bad input is an *Error with one of the ingest codes, so the asset
 // store can report it as data.code.
 //
-// Libraries: JPEG through libjpeg-turbo (TurboJPEG, with DCT-domain downscaling), WebP
-// through libwebp, PNG and TIFF through the Go decoders, HEIC through
-// github.com/gen2brain/heic (libheif, from the system when a shared libheif is
-// installed, else as WebAssembly in process: no build dependency, works everywhere),
-// camera RAW through LibRaw in a worker process (see package raw). ICC matrix/TRC
-// profiles are parsed and applied here.
+// Scan is ingest's read: it proves a whole file decodes while holding a reduced copy of
+// the frame at most (PNG and TIFF streamed row by row, JPEG and WebP decoded scaled),
+// and returns a preview; see scan.go for what each format holds.
+//
+// Libraries: JPEG through libjpeg-turbo (the libjpeg API for decoding, with DCT-domain
+// downscaling and every warning checked; TurboJPEG for encoding), WebP through
+// libwebp, PNG and TIFF through the Go decoders (and streaming readers here for Scan),
+// HEIC through github.com/gen2brain/heic (libheif, from the system when a shared
+// libheif is installed, else as WebAssembly in process: no build dependency, works
+// everywhere), camera RAW through LibRaw in a worker process (see package raw). ICC
+// matrix/TRC profiles are parsed and applied here.
 package codec
 
 import (

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/hostile"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -132,6 +133,36 @@ func FuzzDecode(f *testing.F) {
 			if math.IsNaN(float64(v)) || v < 0 {
 				t.Fatalf("sample %v", v)
 			}
+		}
+	})
+}
+
+func FuzzScan(f *testing.F) {
+	seeds(f)
+	f.Add(hostile.JPEGTruncated(300, 200))
+	f.Add(hostile.JPEGFlat(100, 60, 3, true))
+	var mask bytes.Buffer
+	hostile.PNGMask(&mask, 40, 30)
+	f.Add(mask.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Scan(bytes.NewReader(b), int64(len(b)), ScanOptions{MaxPixels: fuzzMaxPixels, MaxEdge: 37})
+		if err != nil {
+			if CodeOf(err) == "" {
+				t.Fatalf("uncoded error %v", err)
+			}
+			return
+		}
+		in := s.Info
+		if w, h := imaging.FitWithin(in.Width, in.Height, 37); s.Preview.W() != w || s.Preview.H() != h {
+			t.Fatalf("preview %s, probe said %dx%d", dims(s.Preview), in.Width, in.Height)
+		}
+		for _, v := range s.Preview.Pix {
+			if math.IsNaN(float64(v)) || v < 0 {
+				t.Fatalf("sample %v", v)
+			}
+		}
+		if s.Mask && (in.Format != FormatPNG || s.Preview.C != 4) {
+			t.Fatalf("mask from a %s with %d channels", in.Format, s.Preview.C)
 		}
 	})
 }

@@ -28,6 +28,9 @@ type header struct {
 	rotated bool
 	// profileDone: the decoder already converted to sRGB primaries with the profile.
 	profileDone bool
+	// webpLossless and webpAlphaPlane say how libwebp will hold a WebP while decoding
+	// it: a lossless image whole, a lossy one's alpha plane whole.
+	webpLossless, webpAlphaPlane bool
 }
 
 func readHead(r io.ReaderAt, size int64) ([]byte, error) {

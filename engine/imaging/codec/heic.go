@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"image"
+	"image/color"
 	"io"
 
 	"github.com/gen2brain/heic"
@@ -418,4 +420,67 @@ func decodeHEIC(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 		return nil, unreadable(nil, "HEIC decoded to %dx%d, its header says %dx%d", img.W(), img.H(), h.width, h.height)
 	}
 	return img, nil
+}
+
+// scanHEIC decodes full size in libheif (it has no reduced decode; the frame lives in
+// the WebAssembly module's memory) and streams the rows through a box reduction, so
+// no full-size float copy is made.
+func scanHEIC(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image, error) {
+	data := make([]byte, size)
+	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
+		return nil, unreadable(err, "reading HEIC")
+	}
+	m, err := heic.Decode(bytes.NewReader(data))
+	data = nil
+	if err != nil {
+		return nil, unreadable(err, "decoding HEIC")
+	}
+	b := m.Bounds()
+	if b.Dx() != h.width || b.Dy() != h.height {
+		return nil, unreadable(nil, "HEIC decoded to %dx%d, its header says %dx%d", b.Dx(), b.Dy(), h.width, h.height)
+	}
+	c := 3
+	if h.hasAlpha {
+		c = 4
+	}
+	lut := linearLUT8(fitting(h))
+	red := newReducer(b.Dx(), b.Dy(), tw, th, c == 4)
+	line := make([]float32, b.Dx()*c)
+	rgb := make([]byte, b.Dx()*4)
+	for y := 0; y < b.Dy(); y++ {
+		goRowRGBA(m, b.Min.Y+y, rgb)
+		row8ToLinear(rgb, 4, line, c, lut)
+		red.add(y, 0, 1, line)
+	}
+	img := red.image()
+	profileMatrix(img, h)
+	return img, nil
+}
+
+// goRowRGBA writes row y of m as straight 8-bit RGBA, with fast paths for what the
+// HEIC decoder returns.
+func goRowRGBA(m image.Image, y int, out []byte) {
+	b := m.Bounds()
+	w := b.Dx()
+	switch s := m.(type) {
+	case *image.YCbCr:
+		for x := 0; x < w; x++ {
+			yi, ci := s.YOffset(b.Min.X+x, y), s.COffset(b.Min.X+x, y)
+			o := out[x*4 : x*4+4 : x*4+4]
+			o[0], o[1], o[2] = color.YCbCrToRGB(s.Y[yi], s.Cb[ci], s.Cr[ci])
+			o[3] = 255
+		}
+	case *image.NRGBA:
+		copy(out, s.Pix[s.PixOffset(b.Min.X, y):][:w*4])
+	case *image.Gray:
+		p := s.Pix[s.PixOffset(b.Min.X, y):][:w]
+		for x, v := range p {
+			out[x*4], out[x*4+1], out[x*4+2], out[x*4+3] = v, v, v, 255
+		}
+	default:
+		for x := 0; x < w; x++ {
+			c := color.NRGBAModel.Convert(m.At(b.Min.X+x, y)).(color.NRGBA)
+			out[x*4], out[x*4+1], out[x*4+2], out[x*4+3] = c.R, c.G, c.B, c.A
+		}
+	}
 }

@@ -1,26 +1,16 @@
 package codec
 
-/*
-#cgo pkg-config: libturbojpeg
-#include <stdlib.h>
-#include <turbojpeg.h>
-*/
-import "C"
-
 import (
-	"bytes"
-	"fmt"
 	"image"
 	"io"
-	"strings"
-	"unsafe"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
-// JPEG goes through libjpeg-turbo's TurboJPEG API: SIMD Huffman and IDCT, and DCT-domain
-// scaling (1/2, 1/4, 1/8) that decodes a reduced image for barely more than the cost of
-// entropy decoding.
+// JPEG decodes through libjpeg-turbo (see jpegdec.go): SIMD Huffman and IDCT, and
+// DCT-domain scaling (1/2, 1/4, 1/8) that decodes a reduced image for barely more than
+// the cost of entropy decoding. Any warning other than a few harmless ones (see
+// pl_harmless) makes the file unreadable, so a truncated scan never becomes a grey frame.
 
 func probeJPEG(r io.ReaderAt, size int64) (*header, error) {
 	jh, err := scanJPEG(r, size)
@@ -58,11 +48,6 @@ func jpegScale(w, h, target int) int {
 	return 1
 }
 
-func tjError(handle C.tjhandle) (string, bool) {
-	msg := C.GoString(C.tjGetErrorStr2(handle))
-	return msg, C.tjGetErrorCode(handle) == C.TJERR_WARNING
-}
-
 // readAll reads the whole file for the C decoders.
 func readAll(r io.ReaderAt, size int64) ([]byte, error) {
 	buf := make([]byte, size)
@@ -81,41 +66,22 @@ func decodeJPEG(r io.ReaderAt, size int64, h *header, scaleTo int, narrow bool) 
 	if err != nil {
 		return nil, err
 	}
-	handle := C.tjInitDecompress()
-	if handle == nil {
-		return nil, fmt.Errorf("jpeg: TurboJPEG init failed")
+	d, err := openJPEG(buf, jpegScale(h.width, h.height, scaleTo), 0)
+	if err != nil {
+		return nil, err
 	}
-	defer C.tjDestroy(handle)
-
-	var cw, ch, subsamp, cs C.int
-	if C.tjDecompressHeader3(handle, (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(len(buf)), &cw, &ch, &subsamp, &cs) != 0 {
-		msg, _ := tjError(handle)
-		return nil, unreadable(nil, "JPEG header: %s", msg)
-	}
-	w, ht := int(cw), int(ch)
-	d := jpegScale(w, ht, scaleTo)
-	sw, sh := (w+d-1)/d, (ht+d-1)/d
-
-	pf, nch := C.int(C.TJPF_RGB), 3
-	switch cs {
-	case C.TJCS_GRAY:
-		pf, nch = C.TJPF_GRAY, 1
-	case C.TJCS_CMYK, C.TJCS_YCCK:
-		pf, nch = C.TJPF_CMYK, 4
-	}
+	defer d.Close()
+	sw, sh, nch := d.w, d.h, d.nc
 	pix := imaging.MakePixels[byte](sw * sh * nch)
-	flags := C.int(C.TJFLAG_ACCURATEDCT | C.TJFLAG_LIMITSCANS)
-	if C.tjDecompress2(handle, (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(len(buf)),
-		(*C.uchar)(unsafe.Pointer(&pix[0])), C.int(sw), C.int(sw*nch), C.int(sh), pf, flags) != 0 {
-		msg, warning := tjError(handle)
-		// Minor corruption (extraneous bytes, a bad restart marker) still decodes; a
-		// truncated file or a fatal error does not.
-		// The message text alone is not trusted (TurboJPEG keeps it in state that other
-		// decodes can touch): a warning on a file without an end-of-image marker after
-		// its last scan is truncation, whatever the text says.
-		if !warning || strings.Contains(msg, "Premature end") || !hasEOI(buf) {
-			return nil, unreadable(nil, "decoding JPEG: %s", msg)
-		}
+	n, err := d.read(pix, sw*nch)
+	if err == nil && n < sh {
+		err = unreadable(nil, "the JPEG ended after %d of its %d rows", n, sh)
+	}
+	if err == nil {
+		err = d.finish()
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	// Convert each row to linear light: through the profile's curves (RGB, gray) or
@@ -187,11 +153,4 @@ func cmykRowToLinear(src []byte, row []float32, inverted bool) {
 		o[1] = imaging.Decode8(uint8((m*k + 127) / 255))
 		o[2] = imaging.Decode8(uint8((ye*k + 127) / 255))
 	}
-}
-
-// hasEOI reports whether buf ends (give or take trailing padding) with the JPEG
-// end-of-image marker.
-func hasEOI(buf []byte) bool {
-	tail := buf[max(0, len(buf)-4096):]
-	return bytes.LastIndex(tail, []byte{0xFF, 0xD9}) >= 0
 }

@@ -45,8 +45,7 @@ func encodeJPEG(w io.Writer, img *imaging.Image, q int, opt EncodeOptions) error
 	n := C.ulong(bufSize)
 	if C.tjCompress2(handle, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(width), C.int(width*nch), C.int(height),
 		pf, &out, &n, samp, C.int(q), C.TJFLAG_ACCURATEDCT|C.TJFLAG_NOREALLOC) != 0 {
-		msg, _ := tjError(handle)
-		return fmt.Errorf("encode jpeg: %s", msg)
+		return fmt.Errorf("encode jpeg: %s", C.GoString(C.tjGetErrorStr2(handle)))
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(n))
 	rest := b[2:]

@@ -16,9 +16,11 @@ type jpegHeader struct {
 	progressive    bool
 	exifOff        int64 // offset of the TIFF stream of the EXIF APP1 in the file, 0 if none
 	exifLen        int64
-	icc            []byte // reassembled APP2 ICC_PROFILE chunks, nil if none
-	adobe          bool   // APP14 "Adobe" present
-	adobeTransform int    // 0 = none (RGB/CMYK), 1 = YCbCr, 2 = YCCK
+	icc            []byte    // reassembled APP2 ICC_PROFILE chunks, nil if none
+	adobe          bool      // APP14 "Adobe" present
+	adobeTransform int       // 0 = none (RGB/CMYK), 1 = YCbCr, 2 = YCCK
+	sampling       [4][2]int // horizontal and vertical sampling factor of each component
+	scanComps      int       // components in the first scan (fewer than components: multi-scan)
 }
 
 const maxICC = 16 << 20
@@ -43,7 +45,14 @@ func scanJPEG(r io.ReaderAt, size int64) (*jpegHeader, error) {
 			return nil, unreadable(err, "reading JPEG marker at %d", off)
 		}
 		if buf[0] != 0xFF {
-			return nil, unreadable(nil, "JPEG marker expected at offset %d, found %#02x", off, buf[0])
+			// Stray bytes before a marker: libjpeg skips them with a harmless warning
+			// (some writers pad segments), so the header walk does too.
+			next, err := nextFF(r, off, size)
+			if err != nil {
+				return nil, err
+			}
+			off = next
+			continue
 		}
 		marker := buf[1]
 		if marker == 0xFF { // fill byte
@@ -78,6 +87,13 @@ func scanJPEG(r io.ReaderAt, size int64) (*jpegHeader, error) {
 			if h.width == 0 {
 				return nil, unreadable(nil, "JPEG has no frame header before its first scan")
 			}
+			if plen < 1 {
+				return nil, unreadable(nil, "JPEG scan header too short")
+			}
+			if _, err := r.ReadAt(buf[:1], payload); err != nil {
+				return nil, unreadable(err, "reading JPEG scan header")
+			}
+			h.scanComps = int(buf[0])
 			if len(chunks) > 0 {
 				sort.Slice(chunks, func(i, j int) bool { return chunks[i].seq < chunks[j].seq })
 				h.icc = make([]byte, 0, iccTotal)
@@ -113,6 +129,13 @@ func scanJPEG(r io.ReaderAt, size int64) (*jpegHeader, error) {
 			default:
 				return nil, unsupported("JPEG with %d components", h.components)
 			}
+			if len(b) < 6+3*h.components {
+				return nil, unreadable(nil, "JPEG frame header too short for %d components", h.components)
+			}
+			for i := 0; i < h.components; i++ {
+				f := b[6+3*i+1]
+				h.sampling[i] = [2]int{max(1, int(f>>4)), max(1, int(f&15))}
+			}
 		case marker == 0xE1 && h.exifOff == 0 && plen > 14:
 			var sig [6]byte
 			if _, err := r.ReadAt(sig[:], payload); err == nil && string(sig[:]) == "Exif\x00\x00" {
@@ -142,6 +165,22 @@ func scanJPEG(r io.ReaderAt, size int64) (*jpegHeader, error) {
 		}
 		off += n
 	}
+}
+
+// nextFF returns the offset of the next 0xFF byte at or after off.
+func nextFF(r io.ReaderAt, off, size int64) (int64, error) {
+	var chunk [4096]byte
+	for off < size {
+		n, err := r.ReadAt(chunk[:min(int64(len(chunk)), size-off)], off)
+		if i := bytes.IndexByte(chunk[:n], 0xFF); i >= 0 {
+			return off + int64(i), nil
+		}
+		if n == 0 {
+			return 0, unreadable(err, "reading JPEG at %d", off)
+		}
+		off += int64(n)
+	}
+	return 0, unreadable(nil, "JPEG ends before its first scan")
 }
 
 func (h *jpegHeader) String() string {

@@ -79,19 +79,62 @@ func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Imag
 	half := scaleTo > 0 && max(h.width, h.height)/2 >= scaleTo
 	dev, _, err := raw.Develop(data, half)
 	if err != nil {
-		var ce *raw.CorruptError
-		if errors.As(err, &ce) {
-			return nil, unreadable(err, "the %s raw data is corrupted or truncated", h.rawKind)
-		}
-		if errors.Is(err, raw.ErrNoImage) {
-			return nil, unreadable(err, "the %s file holds no decodable image", h.rawKind)
-		}
-		return nil, unreadable(err, "developing %s", h.rawKind)
+		return nil, rawDevelopError(err, h.rawKind)
 	}
 	img := imaging.New(dev.Width, dev.Height, 3)
 	shortsToLinear(dev.Pix, 3, img, linearIdentity16())
 	h.profileDone = true
 	return img, nil
+}
+
+func rawDevelopError(err error, kind string) error {
+	var ce *raw.CorruptError
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return err
+	case errors.As(err, &ce):
+		return unreadable(err, "the %s raw data is corrupted or truncated", kind)
+	case errors.Is(err, raw.ErrNoImage):
+		return unreadable(err, "the %s file holds no decodable image", kind)
+	}
+	return unreadable(err, "developing %s", kind)
+}
+
+// scanRaw develops at half size when that still covers the preview, in the LibRaw
+// worker, and streams the developed rows through a box reduction.
+func scanRaw(r io.ReaderAt, size int64, h *header, tw, th, edge int) (*imaging.Image, error) {
+	data := h.raw.data
+	switch h.rawKind {
+	case "crw", "cr3", "raf":
+	default:
+		if tiffRawDataMissing(bytes.NewReader(data), int64(len(data))) {
+			return nil, unreadable(nil, "the %s file holds metadata only: its raw image data is missing or truncated", h.rawKind)
+		}
+	}
+	half := max(h.width, h.height)/2 >= edge
+	var red *reducer
+	var line []float32
+	lut := linearIdentity16()
+	_, err := raw.DevelopRows(data, half, func(w, ht int) error {
+		if int64(w)*16 > maxRowBytes {
+			return rowTooWide(w)
+		}
+		red = newReducer(w, ht, tw, th, false)
+		line = make([]float32, w*3)
+		return nil
+	}, func(y int, rgb []uint16) error {
+		for i, v := range rgb {
+			line[i] = lut[0][v] // the same identity table for every channel
+		}
+		red.add(y, 0, 1, line)
+		return nil
+	})
+	if err != nil {
+		return nil, rawDevelopError(err, h.rawKind)
+	}
+	h.profileDone = true
+	return red.image(), nil
 }
 
 // rawContainerMeta reads the EXIF a RAW container carries: the TIFF structure itself

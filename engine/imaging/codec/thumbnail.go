@@ -10,8 +10,9 @@ import (
 
 // Thumbnail returns a small upright, sRGB image fitting maxEdge: the embedded preview
 // (EXIF thumbnail, or a RAW's embedded JPEG) when it is at least that large and has the
-// photo's shape, else a fast reduced decode (DCT-scaled JPEG, half-size RAW) resized
-// with Lanczos. Either way the size is the photo's own size fitted within maxEdge.
+// photo's shape, else a reduced decode that never holds the full frame (see Scan)
+// resized with Lanczos. Either way the size is the photo's own size fitted within
+// maxEdge.
 func Thumbnail(r io.ReaderAt, size int64, maxEdge int) (*imaging.Image, error) {
 	if maxEdge <= 0 {
 		return nil, &Error{Code: CodeUnreadable, Reason: "thumbnail size must be positive"}
@@ -34,7 +35,11 @@ func Thumbnail(r io.ReaderAt, size int64, maxEdge int) (*imaging.Image, error) {
 	if int64(h.width)*int64(h.height) > DefaultMaxPixels {
 		return nil, tooLarge(h.width, h.height, DefaultMaxPixels)
 	}
-	return h.decode(r, size, DecodeOptions{ScaleToMaxEdge: maxEdge})
+	img, _, err := h.scan(r, size, maxEdge)
+	if err != nil {
+		return nil, err
+	}
+	return h.finishPreview(img, maxEdge), nil
 }
 
 // embeddedThumb decodes an embedded preview if it is big enough and has the main

@@ -3,6 +3,25 @@ package codec
 /*
 #cgo pkg-config: libwebp
 #include <webp/decode.h>
+
+// pl_webp_scaled decodes data scaled to sw×sh into out (RGBA when alpha, else RGB),
+// through libwebp's rescaler, so no full-size output buffer exists.
+static int pl_webp_scaled(const uint8_t *data, size_t n, int sw, int sh, int alpha,
+                          uint8_t *out, size_t size, int stride) {
+	WebPDecoderConfig cfg;
+	if (!WebPInitDecoderConfig(&cfg)) return -1;
+	cfg.options.use_scaling = 1;
+	cfg.options.scaled_width = sw;
+	cfg.options.scaled_height = sh;
+	cfg.output.colorspace = alpha ? MODE_RGBA : MODE_RGB;
+	cfg.output.is_external_memory = 1;
+	cfg.output.u.RGBA.rgba = out;
+	cfg.output.u.RGBA.stride = stride;
+	cfg.output.u.RGBA.size = size;
+	int st = WebPDecode(data, n, &cfg);
+	WebPFreeDecBuffer(&cfg.output);
+	return st;
+}
 */
 import "C"
 
@@ -55,6 +74,8 @@ func probeWebP(r io.ReaderAt, size int64) (*header, error) {
 			h.width = 1 + (int(b[4]) | int(b[5])<<8 | int(b[6])<<16)
 			h.height = 1 + (int(b[7]) | int(b[8])<<8 | int(b[9])<<16)
 			hdrRead = true
+		case "ALPH":
+			h.webpAlphaPlane = true
 		case "VP8 ":
 			var b [10]byte
 			if !hdrRead {
@@ -76,6 +97,7 @@ func probeWebP(r io.ReaderAt, size int64) (*header, error) {
 			if _, err := r.ReadAt(b[:], data); err != nil || b[0] != 0x2f {
 				return nil, unreadable(err, "WebP VP8L header is malformed")
 			}
+			h.webpLossless = true
 			if !hdrRead {
 				v := binary.LittleEndian.Uint32(b[1:])
 				h.width = 1 + int(v&0x3fff)
@@ -156,4 +178,58 @@ func opaqueAlpha(rgba []byte) bool {
 		}
 	}
 	return true
+}
+
+// webpHeld is what libwebp holds while decoding beside its scaled output: a lossless
+// image whole as 4 bytes a pixel, a lossy one's alpha plane as 1.
+func webpHeld(h *header) int64 {
+	px := int64(h.width) * int64(h.height)
+	switch {
+	case h.webpLossless:
+		return 4 * px
+	case h.webpAlphaPlane:
+		return 2 * px
+	}
+	return int64(h.width) * 64 // macroblock row caches
+}
+
+// scanWebP decodes through libwebp's rescaler to at most four times the preview
+// size (libwebp averages in sRGB codes; the final reduction is in linear light and
+// the coarse step keeps the difference small), every byte of the bitstream read.
+func scanWebP(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image, error) {
+	buf, err := readAll(r, size)
+	if err != nil {
+		return nil, err
+	}
+	var feat C.WebPBitstreamFeatures
+	if st := C.WebPGetFeatures((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &feat); st != C.VP8_STATUS_OK {
+		return nil, unreadable(nil, "WebP bitstream features: status %d", int(st))
+	}
+	if feat.has_animation != 0 {
+		return nil, unsupported("animated WebP is not supported")
+	}
+	w, ht := int(feat.width), int(feat.height)
+	if w != h.width || ht != h.height {
+		return nil, unreadable(nil, "WebP bitstream is %dx%d but its container says %dx%d", w, ht, h.width, h.height)
+	}
+	sw, sh := imaging.FitWithin(w, ht, 4*max(tw, th))
+	nch := 3
+	if feat.has_alpha != 0 {
+		nch = 4
+	}
+	pix := make([]byte, sw*sh*nch)
+	if st := C.pl_webp_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(sw), C.int(sh), C.int(nch-3),
+		(*C.uint8_t)(unsafe.Pointer(&pix[0])), C.size_t(len(pix)), C.int(sw*nch)); st != C.VP8_STATUS_OK {
+		return nil, unreadable(nil, "decoding WebP failed (corrupt or truncated data, status %d)", int(st))
+	}
+	lut := linearLUT8(fitting(h))
+	red := newReducer(sw, sh, tw, th, nch == 4)
+	line := make([]float32, sw*nch)
+	for y := 0; y < sh; y++ {
+		row8ToLinear(pix[y*sw*nch:(y+1)*sw*nch], nch, line, nch, lut)
+		red.add(y, 0, 1, line)
+	}
+	img := red.image()
+	profileMatrix(img, h)
+	return img, nil
 }

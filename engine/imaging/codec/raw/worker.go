@@ -88,6 +88,42 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 	return img, in, nil
 }
 
+// DevelopRows develops like Develop but hands the image over one row at a time, so the
+// caller never holds the whole frame here: start gets the developed size before the
+// first row, row gets each row (3 samples a pixel, the buffer reused between calls).
+// The worker process holds LibRaw's own buffers and exits afterwards.
+func DevelopRows(data []byte, half bool, start func(w, h int) error, row func(y int, rgb []uint16) error) (Info, error) {
+	var in Info
+	err := call(opDevelop, half, data, func(r io.Reader) error {
+		if err := readJSON(r, &in); err != nil {
+			return err
+		}
+		var hdr [8]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return err
+		}
+		w, h := int(binary.LittleEndian.Uint32(hdr[:4])), int(binary.LittleEndian.Uint32(hdr[4:]))
+		if w <= 0 || h <= 0 || int64(w)*int64(h) > 1<<31 {
+			return fmt.Errorf("raw: worker sent a %dx%d image", w, h)
+		}
+		if err := start(w, h); err != nil {
+			return err
+		}
+		buf := make([]uint16, w*3)
+		bytes := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*2)
+		for y := 0; y < h; y++ {
+			if _, err := io.ReadFull(r, bytes); err != nil {
+				return err
+			}
+			if err := row(y, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return in, err
+}
+
 // Thumbnail returns the embedded JPEG preview, if the file has one.
 func Thumbnail(data []byte) ([]byte, error) {
 	var out []byte
