@@ -73,7 +73,8 @@ func (s *Server) keyRoutes() {
 		Method: http.MethodDelete, Path: "/v1/api-keys/{uuid}", Access: AccessAdmin,
 		Summary:  "Revoke an API key",
 		Response: revokedKey{},
-		Errors:   []int{http.StatusNotFound},
+		// 400: Porchlight's own owners of hot-folder and window work cannot be revoked.
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Handle: func(r *http.Request) (int, any, error) {
 			id := PathVar(r, "uuid")
 			if err := s.deps.Keys.Revoke(id); err != nil {

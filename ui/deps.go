@@ -36,6 +36,7 @@ type Keys interface {
 	Create(name string, scope core.Scope) (core.Key, string, error)
 	Rotate(id string) (core.Key, string, error)
 	Revoke(id string) error
+	InternalOwner(role string) (string, error)
 }
 
 // HotFolders is what the window needs of the hot-folder service;

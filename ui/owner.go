@@ -3,31 +3,22 @@ package ui
 import (
 	"fmt"
 
-	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/keys"
 )
 
-// OwnerKeyName is the name of the standard API key the window acts as. Everything
-// made in the window (imported photos, orders, batches, exports) belongs to this key,
-// as if a local user had sent it through the API. Its secret is never shown; when it
-// is revoked, the next start creates a new one (earlier work then stays with the old
-// key and no longer appears in the window).
-const OwnerKeyName = "window"
+// OwnerKeyName is the name of the internal owner the window acts as. Everything
+// made in the window (imported photos, orders, batches, exports) belongs to it, as
+// if a local user had sent it through the API. It is a key record with no secret,
+// recorded by uuid (keys.Service.InternalOwner), so no API key, whatever its name,
+// can reach the window's work.
+const OwnerKeyName = keys.OwnerWindow
 
-// OwnerKey returns the uuid of the "window" key, creating it the first time. It is
-// idempotent: the oldest standard key of that name is used.
+// OwnerKey returns the uuid of the window's internal owner, creating it the first
+// time.
 func OwnerKey(k Keys) (string, error) {
-	list, err := k.List()
+	id, err := k.InternalOwner(OwnerKeyName)
 	if err != nil {
 		return "", fmt.Errorf("window owner key: %w", err)
 	}
-	for _, key := range list {
-		if key.Name == OwnerKeyName && key.Scope == core.ScopeStandard {
-			return key.UUID, nil
-		}
-	}
-	key, _, err := k.Create(OwnerKeyName, core.ScopeStandard)
-	if err != nil {
-		return "", fmt.Errorf("create window owner key: %w", err)
-	}
-	return key.UUID, nil
+	return id, nil
 }

@@ -16,9 +16,10 @@
 // stood, orders are submitted with an Idempotency-Key derived from the scene and its
 // content hashes, outputs are linked into place under names journaled beforehand.
 //
-// Orders belong to an internal standard API key named "hotfolders", created once, so
-// that the window lists their results with everyone else's. Its secret is never
-// shown; revoking the key only makes the next start create a new one.
+// Orders belong to an internal owner (keys.Service.InternalOwner), a key record
+// named "hotfolders" with no secret, created once and found by its recorded uuid,
+// so the window lists their results with everyone else's and no API key can reach
+// them.
 //
 // Configuration (the `hotfolders` key; see Config for every field and default):
 //
@@ -60,11 +61,12 @@ import (
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/events"
+	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/store"
 )
 
-// OwnerKeyName is the name of the API key that owns hot-folder orders.
-const OwnerKeyName = "hotfolders"
+// OwnerKeyName is the name of the internal owner of hot-folder orders.
+const OwnerKeyName = keys.OwnerHotfolders
 
 // Engine is what the hot folders need of the order engine (*engine.Engine).
 type Engine interface {
@@ -83,8 +85,7 @@ type Assets interface {
 
 // Keys is what the hot folders need of the key service (*keys.Service).
 type Keys interface {
-	List() ([]core.Key, error)
-	Create(name string, scope core.Scope) (core.Key, string, error)
+	InternalOwner(role string) (string, error)
 }
 
 // Deps are the services a hot-folder Service uses.
@@ -197,22 +198,14 @@ func New(cfgs []Config, deps Deps) (*Service, error) {
 	return s, nil
 }
 
-// ownerKey returns the uuid of the "hotfolders" key, creating it the first time.
+// ownerKey returns the uuid of the hot folders' internal owner, creating it the
+// first time. It is recorded by uuid, so a key named "hotfolders" never replaces it.
 func ownerKey(k Keys) (string, error) {
-	list, err := k.List()
+	id, err := k.InternalOwner(OwnerKeyName)
 	if err != nil {
 		return "", fmt.Errorf("hotfolder: owner key: %w", err)
 	}
-	for _, key := range list { // oldest first
-		if key.Name == OwnerKeyName && key.Scope == core.ScopeStandard {
-			return key.UUID, nil
-		}
-	}
-	key, _, err := k.Create(OwnerKeyName, core.ScopeStandard)
-	if err != nil {
-		return "", fmt.Errorf("hotfolder: create owner key: %w", err)
-	}
-	return key.UUID, nil
+	return id, nil
 }
 
 // Owner is the key uuid that owns hot-folder orders and assets.

@@ -3,6 +3,11 @@
 // key_secrets maps uuid -> hash), so a copied database file grants no access.
 // Authentication records when a key was last used in memory and writes those
 // times in batches, so a busy key costs no database write per request.
+//
+// The hot folders and the window own their work through internal owners: key
+// records without a secret, found by the uuid recorded under their role in
+// key_owners, never by name. They cannot authenticate, rotate or be revoked, and
+// their names are reserved, so no key issued to a person can take their work over.
 package keys
 
 import (
@@ -44,6 +49,18 @@ const (
 	// DefaultFlushInterval is how often lastUsedAt reaches the database at most.
 	DefaultFlushInterval = time.Minute
 )
+
+// Roles of the internal owners (see InternalOwner); their names are reserved.
+const (
+	OwnerHotfolders = store.OwnerHotfolders
+	OwnerWindow     = store.OwnerWindow
+)
+
+// ownerWork says what each internal owner owns, for error messages.
+var ownerWork = map[string]string{
+	OwnerHotfolders: "hot-folder orders",
+	OwnerWindow:     "the window's work",
+}
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -89,6 +106,9 @@ func New(db *store.DB, opts ...Option) *Service {
 func (s *Service) Create(name string, scope core.Scope) (core.Key, string, error) {
 	name, err := checkName(name)
 	if err != nil {
+		return core.Key{}, "", err
+	}
+	if err := checkReserved(name); err != nil {
 		return core.Key{}, "", err
 	}
 	if err := checkScope(scope); err != nil {
@@ -173,6 +193,9 @@ func (s *Service) Revoke(id string) error {
 		if _, err := getKey(tx, id); err != nil {
 			return err
 		}
+		if role := ownerRole(tx, id); role != "" {
+			return core.Invalid("uuid", "key %s is Porchlight's own owner of %s; it has no secret and cannot be revoked", id, ownerWork[role])
+		}
 		secrets := tx.Bucket(store.BucketKeySecrets)
 		if hash := secrets.Get([]byte(id)); hash != nil {
 			if err := tx.Bucket(store.BucketKeyHashes).Delete(hash); err != nil {
@@ -206,6 +229,10 @@ func (s *Service) Rotate(id string) (core.Key, string, error) {
 		var err error
 		if k, err = getKey(tx, id); err != nil {
 			return err
+		}
+		if role := ownerRole(tx, id); role != "" {
+			// A secret would let someone outside act as the owner of that work.
+			return core.Invalid("uuid", "key %s is Porchlight's own owner of %s; it never gets a secret", id, ownerWork[role])
 		}
 		hashes := tx.Bucket(store.BucketKeyHashes)
 		if old := tx.Bucket(store.BucketKeySecrets).Get([]byte(id)); old != nil {
@@ -306,6 +333,46 @@ func (s *Service) EnsureBootstrap(secret string) (bool, error) {
 		return false, fmt.Errorf("bootstrap key: %w", err)
 	}
 	return true, nil
+}
+
+// InternalOwner returns the uuid of the internal owner of role (OwnerHotfolders or
+// OwnerWindow), creating it the first time in one transaction: a standard key
+// record named after the role with no secret, so it owns work but can never
+// authenticate. It is found by the uuid recorded for the role, never by name.
+func (s *Service) InternalOwner(role string) (string, error) {
+	if _, ok := ownerWork[role]; !ok {
+		return "", fmt.Errorf("internal owner: unknown role %q", role)
+	}
+	var id string
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		owners := tx.Bucket(store.BucketKeyOwners)
+		if v := owners.Get([]byte(role)); v != nil {
+			id = string(v)
+			return nil
+		}
+		k := core.Key{UUID: uuid.NewString(), Name: role, Scope: core.ScopeStandard, CreatedAt: s.now().UTC()}
+		if err := putRecord(tx, k); err != nil {
+			return err
+		}
+		id = k.UUID
+		return owners.Put([]byte(role), []byte(k.UUID))
+	})
+	if err != nil {
+		return "", fmt.Errorf("internal owner %s: %w", role, err)
+	}
+	return id, nil
+}
+
+// ownerRole answers the role id is the internal owner of, "" when none.
+func ownerRole(tx *bolt.Tx, id string) string {
+	role := ""
+	_ = tx.Bucket(store.BucketKeyOwners).ForEach(func(k, v []byte) error {
+		if string(v) == id {
+			role = string(k)
+		}
+		return nil
+	})
+	return role
 }
 
 // Flush writes the recorded uses to the database now, in one transaction.
@@ -462,6 +529,17 @@ func checkName(name string) (string, error) {
 		return "", core.Invalid("name", "must not contain control characters")
 	}
 	return name, nil
+}
+
+// checkReserved refuses the internal owners' names, in any case, so that no key
+// issued to a person looks like one.
+func checkReserved(name string) error {
+	for role, work := range ownerWork {
+		if strings.EqualFold(name, role) {
+			return core.Invalid("name", "%q is reserved for Porchlight's own owner of %s; choose another name", role, work)
+		}
+	}
+	return nil
 }
 
 func checkScope(scope core.Scope) error {

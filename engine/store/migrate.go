@@ -3,9 +3,12 @@ package store
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/porchlight/porchlight/core"
 )
 
 // A migration brings the schema from version Version-1 to Version. Migrations run in
@@ -19,6 +22,7 @@ type migration struct {
 // migrations is the ordered list; append, never edit a released one.
 var migrations = []migration{
 	{1, "initial bucket tree", migrateInitial},
+	{2, "internal key owners", migrateKeyOwners},
 }
 
 // Latest is the schema version this build writes.
@@ -76,6 +80,68 @@ func migrateInitial(tx *bolt.Tx) error {
 			return err
 		}
 		if err := meta.Put(keyInstallSecret, secret); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateKeyOwners records the internal owners of hot-folder and window work by
+// uuid. Version 1 found them by name (the oldest standard key named "hotfolders" or
+// "window"), so a key an admin gave that name could take their work over.
+//
+// The oldest such key is adopted only when it has never authenticated: Porchlight
+// discarded these keys' secrets when it created them, so a key with a recorded use
+// had its secret outside the program and stays an ordinary key (a new internal
+// owner is created at the next start). An adopted key loses its secret and its
+// prefix in this same transaction, so even a secret handed out but never used
+// stops working: nothing outside the program can act as an internal owner.
+func migrateKeyOwners(tx *bolt.Tx) error {
+	owners, err := tx.CreateBucketIfNotExists(BucketKeyOwners)
+	if err != nil {
+		return err
+	}
+	keys, secrets, hashes := tx.Bucket(BucketKeys), tx.Bucket(BucketKeySecrets), tx.Bucket(BucketKeyHashes)
+	oldest := map[string]core.Key{}
+	err = keys.ForEach(func(_, v []byte) error {
+		var k core.Key
+		if err := json.Unmarshal(v, &k); err != nil {
+			return fmt.Errorf("decode key record: %w", err)
+		}
+		if k.Scope != core.ScopeStandard || (k.Name != OwnerHotfolders && k.Name != OwnerWindow) {
+			return nil
+		}
+		cur, seen := oldest[k.Name]
+		if !seen || k.CreatedAt.Before(cur.CreatedAt) || (k.CreatedAt.Equal(cur.CreatedAt) && k.UUID < cur.UUID) {
+			oldest[k.Name] = k
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, role := range OwnerRoles() {
+		k, found := oldest[role]
+		if !found || k.LastUsedAt != nil || owners.Get([]byte(role)) != nil {
+			continue
+		}
+		if hash := secrets.Get([]byte(k.UUID)); hash != nil {
+			if err := hashes.Delete(Copy(hash)); err != nil {
+				return err
+			}
+		}
+		if err := secrets.Delete([]byte(k.UUID)); err != nil {
+			return err
+		}
+		k.Prefix = ""
+		v, err := json.Marshal(k)
+		if err != nil {
+			return err
+		}
+		if err := keys.Put([]byte(k.UUID), v); err != nil {
+			return err
+		}
+		if err := owners.Put([]byte(role), []byte(k.UUID)); err != nil {
 			return err
 		}
 	}

@@ -3,13 +3,15 @@
 // and write their own buckets inside transactions of this database; the names live
 // here so the whole tree is documented in one place.
 //
-// Bucket tree (schema version 1):
+// Bucket tree (schema version 2):
 //
 //	meta/                      "schema_version" -> uint64 BE; "install_secret" -> 32 random bytes (signs storage URLs);
 //	                           "engine_step_timings" -> JSON step name -> seconds per megapixel (ETA model)
 //	keys/                      key uuid -> core.Key JSON
 //	key_hashes/                sha256(secret) -> key uuid
 //	key_secrets/               key uuid -> sha256(secret) (so rotation and revocation find the hash to drop)
+//	key_owners/                role ("hotfolders", "window") -> key uuid: Porchlight's own owners of the work of
+//	                           its hot folders and its window (schema 2); their records in keys/ have no secret
 //	assets/                    asset uuid -> core.Asset JSON
 //	asset_exports/             source uuid + "/" + options fingerprint -> export asset uuid
 //	ingest/                    seq (NextSequence, BE) -> asset uuid: confirmed uploads waiting for ingest
@@ -43,6 +45,7 @@ var (
 	BucketKeys             = []byte("keys")
 	BucketKeyHashes        = []byte("key_hashes")
 	BucketKeySecrets       = []byte("key_secrets")
+	BucketKeyOwners        = []byte("key_owners")
 	BucketAssets           = []byte("assets")
 	BucketAssetExports     = []byte("asset_exports")
 	BucketIngest           = []byte("ingest")
@@ -59,6 +62,16 @@ var (
 	keySchemaVersion = []byte("schema_version")
 	keyInstallSecret = []byte("install_secret")
 )
+
+// Roles of the internal owners in key_owners/: the front doors that own work
+// without an API key of their own.
+const (
+	OwnerHotfolders = "hotfolders"
+	OwnerWindow     = "window"
+)
+
+// OwnerRoles lists every internal owner role.
+func OwnerRoles() []string { return []string{OwnerHotfolders, OwnerWindow} }
 
 // DB is the opened database.
 type DB struct {

@@ -2,11 +2,16 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/porchlight/porchlight/core"
 )
 
 func TestOpenCreatesTreeAndVersion(t *testing.T) {
@@ -118,4 +123,79 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("want newer-schema error, got %v", err)
 	}
+}
+
+// A version 1 database whose owners of hot-folder and window work were found by
+// name: the oldest never-used "hotfolders" key is adopted (its secret dropped), a
+// "window" key that authenticated over HTTP is not, and neither are later or admin
+// keys of those names.
+func TestMigrationKeyOwnersAdoptsOnlyProgramMadeKeys(t *testing.T) {
+	dir := t.TempDir()
+	bdb, err := bolt.Open(filepath.Join(dir, FileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	used := at.Add(time.Hour)
+	keys := []core.Key{
+		{UUID: "k-hot-old", Name: OwnerHotfolders, Scope: core.ScopeStandard, Prefix: "sk-hot1", CreatedAt: at},
+		{UUID: "k-hot-new", Name: OwnerHotfolders, Scope: core.ScopeStandard, Prefix: "sk-hot2", CreatedAt: at.Add(time.Minute)},
+		{UUID: "k-win-used", Name: OwnerWindow, Scope: core.ScopeStandard, Prefix: "sk-win1", CreatedAt: at, LastUsedAt: &used},
+		{UUID: "k-win-admin", Name: OwnerWindow, Scope: core.ScopeAdmin, Prefix: "sk-win2", CreatedAt: at.Add(-time.Hour)},
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		if err := migrate(tx, migrations[:1]); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			v, _ := json.Marshal(k)
+			hash := []byte("hash-of-" + k.UUID)
+			if err := tx.Bucket(BucketKeys).Put([]byte(k.UUID), v); err != nil {
+				return err
+			}
+			if err := tx.Bucket(BucketKeySecrets).Put([]byte(k.UUID), hash); err != nil {
+				return err
+			}
+			if err := tx.Bucket(BucketKeyHashes).Put(hash, []byte(k.UUID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v := SchemaVersion(tx); v != 2 {
+			t.Errorf("schema %d, want 2", v)
+		}
+		owners := tx.Bucket(BucketKeyOwners)
+		if got := string(owners.Get([]byte(OwnerHotfolders))); got != "k-hot-old" {
+			t.Errorf("hotfolders owner %q, want the oldest never-used key", got)
+		}
+		if got := owners.Get([]byte(OwnerWindow)); got != nil {
+			t.Errorf("window owner %q adopted, but that key was used over HTTP", got)
+		}
+		if tx.Bucket(BucketKeySecrets).Get([]byte("k-hot-old")) != nil || tx.Bucket(BucketKeyHashes).Get([]byte("hash-of-k-hot-old")) != nil {
+			t.Error("the adopted key kept its secret")
+		}
+		var k core.Key
+		if err := json.Unmarshal(tx.Bucket(BucketKeys).Get([]byte("k-hot-old")), &k); err != nil || k.Prefix != "" || k.Name != OwnerHotfolders {
+			t.Errorf("adopted record %+v (%v)", k, err)
+		}
+		for _, id := range []string{"k-hot-new", "k-win-used", "k-win-admin"} {
+			hash := tx.Bucket(BucketKeySecrets).Get([]byte(id))
+			if string(hash) != "hash-of-"+id || string(tx.Bucket(BucketKeyHashes).Get(hash)) != id {
+				t.Errorf("key %s lost its secret", id)
+			}
+		}
+		return nil
+	})
 }
