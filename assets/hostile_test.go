@@ -45,7 +45,7 @@ func resetPeak(t *testing.T) int64 {
 	return procKB(t, "VmRSS")
 }
 
-func pngBytes(t *testing.T, write func(*bytes.Buffer) error) []byte {
+func fileBytes(t *testing.T, write func(*bytes.Buffer) error) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
@@ -61,8 +61,9 @@ func pngBytes(t *testing.T, write func(*bytes.Buffer) error) []byte {
 // memory budget plus the runtime's slack, where a full-size decode of the 16-bit PNG
 // alone takes several GB.
 func TestIngestHostileUploadsStayBounded(t *testing.T) {
-	pngZeros := pngBytes(t, func(b *bytes.Buffer) error { return hostile.PNGZeros(b, 10950, 10950) })
-	mask := pngBytes(t, func(b *bytes.Buffer) error { return hostile.PNGMask(b, 9000, 6000) })
+	pngZeros := fileBytes(t, func(b *bytes.Buffer) error { return hostile.PNGZeros(b, 10950, 10950) })
+	mask := fileBytes(t, func(b *bytes.Buffer) error { return hostile.PNGMask(b, 9000, 6000) })
+	tiffZeros := fileBytes(t, func(b *bytes.Buffer) error { return hostile.TIFFZeros(b, 10950, 10950) })
 	files := []struct {
 		name, ct string
 		data     []byte
@@ -73,6 +74,8 @@ func TestIngestHostileUploadsStayBounded(t *testing.T) {
 		{"zeros16.png", "image/png", pngZeros, core.AssetReady, core.AssetUpload, ""},
 		{"zeros16-cut.png", "image/png", pngZeros[:len(pngZeros)/2], core.AssetFailed, "", "PNG"},
 		{"mask.png", "image/png", mask, core.AssetReady, core.AssetMask, ""},
+		{"zeros16.tif", "image/tiff", tiffZeros, core.AssetReady, core.AssetUpload, ""},
+		{"zeros16-cut.tif", "image/tiff", tiffZeros[:len(tiffZeros)*3/4], core.AssetFailed, "", "TIFF"},
 		{"flat.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, false), core.AssetReady, core.AssetUpload, ""},
 		{"flat-progressive.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, true), core.AssetReady, core.AssetUpload, ""},
 		{"scan-ends-early.jpg", "image/jpeg", hostile.JPEGTruncated(10900, 10900), core.AssetFailed, "", "truncated"},

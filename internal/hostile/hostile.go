@@ -7,6 +7,7 @@ package hostile
 
 import (
 	"bufio"
+	"bytes"
 	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
@@ -123,6 +124,63 @@ func PNGMask(w io.Writer, width, height int) error {
 			copy(buf[x*4:], []byte{255, 255, 255, 255})
 		}
 	})
+}
+
+// TIFFZeros writes a complete 16-bit RGB TIFF of width×height black pixels in one
+// Deflate-compressed strip: under 1 MB at 10950×10950, 720 MB of samples.
+func TIFFZeros(w io.Writer, width, height int) error {
+	var data bytes.Buffer
+	z, err := zlib.NewWriterLevel(&data, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	row := make([]byte, width*6)
+	for y := 0; y < height; y++ {
+		if _, err := z.Write(row); err != nil {
+			return err
+		}
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	const entries = 10
+	bitsOff := 8 + 2 + entries*12 + 4
+	dataOff := bitsOff + 6
+	b := []byte("II*\x00")
+	b = le.AppendUint32(b, 8)
+	b = le.AppendUint16(b, entries)
+	entry := func(tag, typ uint16, count, value uint32) {
+		b = le.AppendUint16(b, tag)
+		b = le.AppendUint16(b, typ)
+		b = le.AppendUint32(b, count)
+		if typ == 3 && count == 1 {
+			b = le.AppendUint16(b, uint16(value))
+			b = le.AppendUint16(b, 0)
+			return
+		}
+		b = le.AppendUint32(b, value)
+	}
+	const short, long = 3, 4
+	entry(256, long, 1, uint32(width))
+	entry(257, long, 1, uint32(height))
+	entry(258, short, 3, uint32(bitsOff))
+	entry(259, short, 1, 8) // Deflate
+	entry(262, short, 1, 2) // RGB
+	entry(273, long, 1, uint32(dataOff))
+	entry(277, short, 1, 3)
+	entry(278, long, 1, uint32(height))
+	entry(279, long, 1, uint32(data.Len()))
+	entry(284, short, 1, 1)
+	b = le.AppendUint32(b, 0)
+	b = le.AppendUint16(b, 16)
+	b = le.AppendUint16(b, 16)
+	b = le.AppendUint16(b, 16)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	_, err = data.WriteTo(w)
+	return err
 }
 
 // JPEG markers and the one table every file here uses.

@@ -249,29 +249,34 @@ func TestJPEGWarnings(t *testing.T) {
 	}
 }
 
-// A scan of a 10950×10950 16-bit PNG (720 MB of samples, under 1 MB of file) never
-// makes a full-frame buffer: the Go heap it allocates in all stays far below one frame
-// of 16-bit samples, and it reports the frame's real size.
-func TestScanHugePNGAllocatesNoFrame(t *testing.T) {
-	var buf bytes.Buffer
-	if err := hostile.PNGZeros(&buf, 10950, 10950); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	s, err := Scan(bytes.NewReader(b), int64(len(b)), ScanOptions{})
-	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc := after.TotalAlloc - before.TotalAlloc
-	t.Logf("%d-byte PNG of 10950x10950: scan allocated %.1f MB, declared need %.1f MB", len(b), float64(alloc)/1e6, float64(s.Need)/1e6)
-	if alloc > 64<<20 {
-		t.Errorf("scan allocated %d bytes", alloc)
-	}
-	if s.Info.Width != 10950 || s.Preview.W() != 512 || s.Preview.At(256, 256, 0) != 0 {
-		t.Errorf("scan %+v, preview %s", s.Info, dims(s.Preview))
+// A scan of a 10950×10950 16-bit PNG or TIFF (720 MB of samples, under 1 MB of file)
+// never makes a full-frame buffer: the Go heap it allocates in all stays far below one
+// frame of 16-bit samples, and it reports the frame's real size.
+func TestScanHugeFramesAllocateNoFrame(t *testing.T) {
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"png":  func(b *bytes.Buffer) error { return hostile.PNGZeros(b, 10950, 10950) },
+		"tiff": func(b *bytes.Buffer) error { return hostile.TIFFZeros(b, 10950, 10950) },
+	} {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s, err := Scan(bytes.NewReader(b), int64(len(b)), ScanOptions{})
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s of %d bytes, 10950x10950: scan allocated %.1f MB, declared need %.1f MB", name, len(b), float64(alloc)/1e6, float64(s.Need)/1e6)
+		if alloc > 64<<20 {
+			t.Errorf("%s: scan allocated %d bytes", name, alloc)
+		}
+		if s.Info.Format != name || s.Info.Width != 10950 || s.Preview.W() != 512 || s.Preview.At(256, 256, 0) != 0 {
+			t.Errorf("%s: scan %+v, preview %s", name, s.Info, dims(s.Preview))
+		}
 	}
 }
 
