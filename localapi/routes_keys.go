@@ -90,7 +90,9 @@ func (s *Server) keyRoutes() {
 		Description: "Gives the calling key a new secret, shown once. The old secret stops working at once; the key keeps its uuid, name, scope and resources.",
 		Response:    rotatedKey{},
 		Handle: func(r *http.Request) (int, any, error) {
-			k, secret, err := s.deps.Keys.Rotate(Owner(r))
+			// The secret that authenticated this request is swapped in one transaction,
+			// so of concurrent rotations with it only one gets a new secret.
+			k, secret, err := s.deps.Keys.RotateSecret(r.Header.Get(HeaderAPIKey))
 			if err != nil {
 				return 0, nil, err
 			}

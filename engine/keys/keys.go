@@ -250,16 +250,68 @@ func (s *Service) Rotate(id string) (core.Key, string, error) {
 	return k, secret, nil
 }
 
+// RotateSecret gives the key that secret belongs to a new secret, as a key
+// rotating itself does. The presented secret is checked and replaced in the same
+// transaction (compare and swap on its hash), so of concurrent rotations with one
+// secret exactly one succeeds; the others get core.Unauthorized, as that secret no
+// longer works.
+func (s *Service) RotateSecret(secret string) (core.Key, string, error) {
+	if err := checkPresented(secret); err != nil {
+		return core.Key{}, "", err
+	}
+	fresh, err := newSecret()
+	if err != nil {
+		return core.Key{}, "", err
+	}
+	oldHash, newHash := hashSecret(secret), hashSecret(fresh)
+	var k core.Key
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		hashes := tx.Bucket(store.BucketKeyHashes)
+		id := hashes.Get(oldHash[:])
+		if id == nil {
+			return core.Unauthorized("invalid API key: it was rotated or revoked")
+		}
+		if subtle.ConstantTimeCompare(tx.Bucket(store.BucketKeySecrets).Get(id), oldHash[:]) != 1 {
+			return core.Unauthorized("invalid API key: it was rotated or revoked")
+		}
+		var err error
+		if k, err = getKey(tx, string(id)); err != nil {
+			if core.KindOf(err) == core.KindNotFound {
+				return core.Unauthorized("invalid API key: it was rotated or revoked")
+			}
+			return err
+		}
+		if err := hashes.Delete(oldHash[:]); err != nil {
+			return err
+		}
+		k.Prefix = secretPrefix(fresh)
+		return putKey(tx, k, newHash[:])
+	})
+	if err != nil {
+		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
+	}
+	s.withRecentUse(&k)
+	return k, fresh, nil
+}
+
+// checkPresented refuses what cannot be a secret before any hashing.
+func checkPresented(secret string) error {
+	switch {
+	case secret == "":
+		return core.Unauthorized("missing API key")
+	case !strings.HasPrefix(secret, SecretPrefix):
+		return core.Unauthorized("invalid API key: it must start with %s", SecretPrefix)
+	case len(secret) > maxSecretLen:
+		return core.Unauthorized("invalid API key")
+	}
+	return nil
+}
+
 // Authenticate returns the key a secret belongs to, core.Unauthorized when it is
 // missing, malformed, unknown, revoked or rotated away.
 func (s *Service) Authenticate(secret string) (core.Key, error) {
-	switch {
-	case secret == "":
-		return core.Key{}, core.Unauthorized("missing API key")
-	case !strings.HasPrefix(secret, SecretPrefix):
-		return core.Key{}, core.Unauthorized("invalid API key: it must start with %s", SecretPrefix)
-	case len(secret) > maxSecretLen:
-		return core.Key{}, core.Unauthorized("invalid API key")
+	if err := checkPresented(secret); err != nil {
+		return core.Key{}, err
 	}
 	hash := hashSecret(secret)
 	var k core.Key
