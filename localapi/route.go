@@ -208,7 +208,7 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			_ = rc.SetWriteDeadline(deadline)
 		}
 		if rt.Access != AccessPublic {
-			k, err := s.deps.Keys.Authenticate(r.Header.Get(HeaderAPIKey))
+			k, end, err := s.deps.Keys.AuthenticateWatch(r.Header.Get(HeaderAPIKey))
 			if err != nil {
 				s.writeErr(w, r, err)
 				return
@@ -220,9 +220,12 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			if !s.charge(w, rt.Budget, k.UUID) {
 				return
 			}
-			r = r.WithContext(withKey(r.Context(), k))
+			r = r.WithContext(withKeyEnd(withKey(r.Context(), k), end))
 		}
 		if rt.Stream != nil {
+			// A stream ends when its key is rotated or revoked (streams.go).
+			r, cancel := untilKeyEnds(r)
+			defer cancel()
 			rt.Stream(w, r)
 			return
 		}

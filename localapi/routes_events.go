@@ -14,8 +14,9 @@ import (
 
 // Event streams (Server-Sent Events): one order, one batch, or the whole account.
 // They spend no budget and end when the resource settles (order and batch), when
-// the bus drops a subscriber that fell behind, when the client goes away or when
-// the server shuts down. Closing a stream never touches the order.
+// the bus drops a subscriber that fell behind, when the client goes away, when the
+// key is rotated or revoked (streams.go) or when the server shuts down. Closing a
+// stream never touches the order.
 func init() { addRouteGroup("events", (*Server).eventRoutes) }
 
 // HeaderLastEventID is the SSE resume header: the id of the last frame seen.
@@ -187,7 +188,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, spec stream
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), end: keyEnd(r)}
 	if err := sw.flush(); err != nil {
 		return
 	}
@@ -284,7 +285,8 @@ type sseWriter struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	buf  []byte
-	last uint64 // the highest id sent (or skipped as reflected by the snapshot)
+	last uint64          // the highest id sent (or skipped as reflected by the snapshot)
+	end  <-chan struct{} // closed when the key is rotated or revoked: nothing more is sent
 }
 
 func (sw *sseWriter) event(ev core.Event) error {
@@ -314,6 +316,9 @@ func (sw *sseWriter) ping() error {
 }
 
 func (sw *sseWriter) write(f frame) error {
+	if keyGone(sw.end) {
+		return errKeyEnded
+	}
 	data, err := json.Marshal(eventMessage{Type: f.typ, Data: f.msg})
 	if err != nil {
 		return err

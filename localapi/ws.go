@@ -47,7 +47,7 @@ func (s *Server) wsRoutes() {
 			"Counts as a write.",
 		Response: wsTicketAnswer{},
 		Handle: func(r *http.Request) (int, any, error) {
-			t, err := s.tickets.issue(Owner(r))
+			t, err := s.tickets.issue(Owner(r), keyEnd(r))
 			if err != nil {
 				return 0, nil, err
 			}
@@ -63,7 +63,8 @@ func (s *Server) wsRoutes() {
 		Method: http.MethodGet, Path: "/v1/ws", Access: AccessPublic, Status: http.StatusSwitchingProtocols,
 		Summary: "The event WebSocket",
 		Description: "A WebSocket handshake with a ticket from POST /v1/ws-ticket (no API key: the ticket " +
-			"authenticates). A used, unknown or expired ticket answers 401. The connection opens with the key's " +
+			"authenticates). A used, unknown or expired ticket, or one whose key was rotated or revoked since, answers 401. " +
+			"Rotating or revoking the key closes the connection (1008). The connection opens with the key's " +
 			"running orders, then carries every order and batch event of the key as JSON text messages, and a " +
 			"ping message (and a ping control frame) every 15 seconds. Spends no budget.",
 		Query: []Param{{Name: "ticket", Required: true, Description: "from POST /v1/ws-ticket",
@@ -89,14 +90,16 @@ type ticketStore struct {
 type wsTicket struct {
 	owner   string
 	expires time.Time
+	end     <-chan struct{} // closed when the key that bought it is rotated or revoked
 }
 
 func newTicketStore(now func() time.Time) *ticketStore {
 	return &ticketStore{now: now, tickets: map[string]wsTicket{}}
 }
 
-// issue returns a new ticket for owner (32 random bytes, URL-safe).
-func (ts *ticketStore) issue(owner string) (string, error) {
+// issue returns a new ticket for owner (32 random bytes, URL-safe), valid while
+// end stays open.
+func (ts *ticketStore) issue(owner string, end <-chan struct{}) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -113,23 +116,24 @@ func (ts *ticketStore) issue(owner string) (string, error) {
 		}
 		ts.lastSweep = now
 	}
-	ts.tickets[t] = wsTicket{owner: owner, expires: now.Add(WSTicketTTL)}
+	ts.tickets[t] = wsTicket{owner: owner, expires: now.Add(WSTicketTTL), end: end}
 	return t, nil
 }
 
-// take consumes a ticket: it answers its owner once, while it is valid.
-func (ts *ticketStore) take(ticket string) (string, bool) {
+// take consumes a ticket: it answers its owner and its key's end once, while it
+// is valid.
+func (ts *ticketStore) take(ticket string) (string, <-chan struct{}, bool) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, ok := ts.tickets[ticket]
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
 	delete(ts.tickets, ticket)
 	if !ts.now().Before(t.expires) {
-		return "", false
+		return "", nil, false
 	}
-	return t.owner, true
+	return t.owner, t.end, true
 }
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -167,9 +171,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "WebSocket handshake: Origin "+r.Header.Get("Origin")+" may not open this connection")
 		return
 	}
-	owner, ok := s.tickets.take(r.URL.Query().Get("ticket"))
+	owner, end, ok := s.tickets.take(r.URL.Query().Get("ticket"))
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "ticket: unknown, already used or expired; get a new one from POST /v1/ws-ticket")
+		return
+	}
+	if keyGone(end) {
+		writeError(w, http.StatusUnauthorized, "ticket: the key it was issued to was rotated or revoked")
 		return
 	}
 	if _, err := s.deps.Keys.Get(owner); err != nil {
@@ -193,7 +201,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered
 	}
 	defer conn.Close()
-	ws := &wsWriter{conn: conn}
+	ws := &wsWriter{conn: conn, end: end}
 
 	// The reader handles control frames (pongs, the client's close) and notices a
 	// client that went away.
@@ -244,6 +252,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-gone:
 			return
+		case <-end:
+			ws.close(websocket.ClosePolicyViolation, "the API key was rotated or revoked")
+			return
 		case <-s.Stopping():
 			ws.close(websocket.CloseGoingAway, "server shutting down")
 			return
@@ -254,9 +265,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // wsWriter sends messages; only the handler's goroutine writes.
 type wsWriter struct {
 	conn *websocket.Conn
+	end  <-chan struct{} // closed when the key is rotated or revoked: nothing more is sent
 }
 
 func (ws *wsWriter) send(typ string, data any) error {
+	if keyGone(ws.end) {
+		return errKeyEnded
+	}
 	b, err := json.Marshal(eventMessage{Type: typ, Data: data})
 	if err != nil {
 		return err

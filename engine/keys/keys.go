@@ -73,7 +73,13 @@ type Service struct {
 	mu        sync.Mutex
 	used      map[string]time.Time // uuid -> last use not yet written
 	lastFlush time.Time
-	flushMu   sync.Mutex // one flush at a time; requests never queue behind it
+	// ends holds, per key, a channel closed when its current secret stops working
+	// (rotation or revocation); endings counts those, so AuthenticateWatch can tell
+	// that one committed while it looked the secret up.
+	ends    map[string]chan struct{}
+	endings uint64
+
+	flushMu sync.Mutex // one flush at a time; requests never queue behind it
 }
 
 // Option configures a Service.
@@ -93,7 +99,8 @@ func WithFlushInterval(d time.Duration) Option {
 
 // New returns the key service of db.
 func New(db *store.DB, opts ...Option) *Service {
-	s := &Service{db: db, now: time.Now, flushInterval: DefaultFlushInterval, used: map[string]time.Time{}}
+	s := &Service{db: db, now: time.Now, flushInterval: DefaultFlushInterval, used: map[string]time.Time{},
+		ends: map[string]chan struct{}{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -213,6 +220,7 @@ func (s *Service) Revoke(id string) error {
 	s.mu.Lock()
 	delete(s.used, id)
 	s.mu.Unlock()
+	s.ended(id)
 	return nil
 }
 
@@ -246,6 +254,7 @@ func (s *Service) Rotate(id string) (core.Key, string, error) {
 	if err != nil {
 		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
 	}
+	s.ended(id)
 	s.withRecentUse(&k)
 	return k, secret, nil
 }
@@ -290,6 +299,7 @@ func (s *Service) RotateSecret(secret string) (core.Key, string, error) {
 	if err != nil {
 		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
 	}
+	s.ended(k.UUID)
 	s.withRecentUse(&k)
 	return k, fresh, nil
 }
@@ -310,6 +320,45 @@ func checkPresented(secret string) error {
 // Authenticate returns the key a secret belongs to, core.Unauthorized when it is
 // missing, malformed, unknown, revoked or rotated away.
 func (s *Service) Authenticate(secret string) (core.Key, error) {
+	k, err := s.lookup(secret)
+	if err != nil {
+		return core.Key{}, err
+	}
+	s.recordUse(&k, nil)
+	return k, nil
+}
+
+// AuthenticateWatch is Authenticate for requests that outlive their start (event
+// streams, WebSocket tickets): it also returns a channel that is closed once this
+// secret stops working, when its key is rotated or revoked, so they can end at once.
+func (s *Service) AuthenticateWatch(secret string) (core.Key, <-chan struct{}, error) {
+	for {
+		s.mu.Lock()
+		seen := s.endings
+		s.mu.Unlock()
+		k, err := s.lookup(secret)
+		if err != nil {
+			return core.Key{}, nil, err
+		}
+		var end chan struct{}
+		if s.recordUse(&k, func() bool {
+			if s.endings != seen {
+				return false // a rotation or revocation committed meanwhile: look again
+			}
+			// Taken before any later ending closes it: that one closes this channel.
+			if end = s.ends[k.UUID]; end == nil {
+				end = make(chan struct{})
+				s.ends[k.UUID] = end
+			}
+			return true
+		}) {
+			return k, end, nil
+		}
+	}
+}
+
+// lookup finds the key of a secret.
+func (s *Service) lookup(secret string) (core.Key, error) {
 	if err := checkPresented(secret); err != nil {
 		return core.Key{}, err
 	}
@@ -336,8 +385,18 @@ func (s *Service) Authenticate(secret string) (core.Key, error) {
 	if err != nil {
 		return core.Key{}, wrapUnlessTyped("authenticate", err)
 	}
+	return k, nil
+}
+
+// recordUse notes that k was used now, unless also (run under the same lock)
+// answers false; it flushes the uses when they are due.
+func (s *Service) recordUse(k *core.Key, also func() bool) bool {
 	now := s.now().UTC()
 	s.mu.Lock()
+	if also != nil && !also() {
+		s.mu.Unlock()
+		return false
+	}
 	s.used[k.UUID] = now
 	due := now.Sub(s.lastFlush) >= s.flushInterval
 	s.mu.Unlock()
@@ -347,7 +406,19 @@ func (s *Service) Authenticate(secret string) (core.Key, error) {
 		// request itself is authenticated either way.
 		_ = s.tryFlush()
 	}
-	return k, nil
+	return true
+}
+
+// ended closes the channel of key id's secret; called after a rotation or
+// revocation committed.
+func (s *Service) ended(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endings++
+	if end := s.ends[id]; end != nil {
+		close(end)
+		delete(s.ends, id)
+	}
 }
 
 // EnsureBootstrap makes sure an admin key with this secret exists, creating one
