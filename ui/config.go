@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -98,7 +99,8 @@ func (c *Config) Set(key string, value any) {
 }
 
 // Save writes the config file: what it already holds plus every key set in this
-// session. The file is written to a temporary name, synced and renamed.
+// session. The file is written to a temporary name, synced and renamed, with mode
+// 0600 (or the file's own mode when stricter).
 func (c *Config) Save() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -119,31 +121,55 @@ func (c *Config) Save() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("settings: %w", err)
 	}
-	// viper picks the format from the extension, so the temporary name keeps it.
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp%s", filepath.Base(c.file), os.Getpid(), filepath.Ext(c.file)))
-	if err := fv.WriteConfigAs(tmp); err != nil {
-		os.Remove(tmp)
+	// The file holds secrets (admin_key, backends' api_key): it is written 0600, or
+	// with the existing mode where that is stricter, never wider.
+	mode := os.FileMode(0o600)
+	if st, err := os.Stat(c.file); err == nil {
+		mode = st.Mode().Perm() & 0o600
+	}
+	if err := writeFileAtomic(c.file, mode, fv.WriteConfigTo); err != nil {
 		return fmt.Errorf("settings: write %s: %w", c.file, err)
-	}
-	if err := syncFile(tmp); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("settings: %w", err)
-	}
-	if err := os.Rename(tmp, c.file); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("settings: %w", err)
 	}
 	return nil
 }
 
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// writeFileAtomic writes path through a new temporary file beside it, created
+// with mode from the start (so the content is never readable more widely),
+// synced, then renamed over path; the folder is synced so the rename lasts.
+func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	// CreateTemp makes 0600 files; Chmod applies a stricter existing mode too.
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }
