@@ -20,6 +20,7 @@ import (
 
 	"github.com/gen2brain/heic"
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/porchlight/porchlight/app/hotfolder"
@@ -44,6 +45,7 @@ type checkStatus int
 const (
 	checkOK   checkStatus = iota
 	checkNote             // worth knowing, nothing to fix
+	checkWarn             // Porchlight works, but something should be fixed (Fix says how)
 	checkFail             // Porchlight will not work fully until it is fixed
 )
 
@@ -53,6 +55,8 @@ func (s checkStatus) String() string {
 		return "ok"
 	case checkNote:
 		return "note"
+	case checkWarn:
+		return "warn"
 	}
 	return "FAIL"
 }
@@ -117,6 +121,9 @@ func runDoctor(ctx context.Context, cmd *cobra.Command, g *globalFlags, opt doct
 		}
 	}
 	out = append(out, cfgLine)
+	if r, ok := checkConfigAccess(cfg.File); ok {
+		out = append(out, r)
+	}
 
 	client := &http.Client{Timeout: opt.timeout}
 	server := probeServer(ctx, client, cfg.Listen)
@@ -126,27 +133,111 @@ func runDoctor(ctx context.Context, cmd *cobra.Command, g *globalFlags, opt doct
 	return out
 }
 
-// printDoctor writes the report and returns how many checks failed.
+// printDoctor writes the report and returns how many checks failed. Warnings
+// show their fix but do not count as failures.
 func printDoctor(w io.Writer, results []checkResult) int {
-	failed := 0
+	failed, warned := 0, 0
 	for _, r := range results {
 		fmt.Fprintf(w, "%-4s  %-16s %s\n", r.Status, r.Name, r.Detail)
-		if r.Status == checkFail {
-			failed++
+		if r.Status == checkFail || r.Status == checkWarn {
+			if r.Status == checkFail {
+				failed++
+			} else {
+				warned++
+			}
 			if r.Fix != "" {
 				fmt.Fprintf(w, "      %-16s fix: %s\n", "", r.Fix)
 			}
 		}
 	}
-	switch failed {
-	case 0:
+	switch {
+	case failed == 0 && warned > 0:
+		fmt.Fprintf(w, "\nEverything Porchlight needs is in place, but see the %s above.\n", plural(warned, "warning"))
+	case failed == 0:
 		fmt.Fprintln(w, "\nEverything Porchlight needs is in place.")
-	case 1:
+	case failed == 1:
 		fmt.Fprintln(w, "\n1 problem found; see the fix above.")
 	default:
 		fmt.Fprintf(w, "\n%d problems found; see the fixes above.\n", failed)
 	}
 	return failed
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// checkConfigAccess looks at who may read the config file when it holds secrets
+// (admin_key, a backend's api_key): anyone who can read it can act as that admin
+// key. It reports false when there is no file or nothing secret in it.
+func checkConfigAccess(file string) (checkResult, bool) {
+	r := checkResult{Name: "config access"}
+	if file == "" {
+		return r, false
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return r, false
+	}
+	secrets := configSecrets(file)
+	if len(secrets) == 0 {
+		return r, false
+	}
+	held := strings.Join(secrets, ", ")
+	perm := st.Mode().Perm()
+	var who []string
+	if perm&0o070 != 0 {
+		who = append(who, "its group")
+	}
+	if perm&0o007 != 0 {
+		who = append(who, "all users")
+	}
+	if len(who) == 0 {
+		r.Status, r.Detail = checkOK, fmt.Sprintf("%s holds %s and only its owner can read it", file, held)
+		return r, true
+	}
+	r.Status = checkWarn
+	r.Detail = fmt.Sprintf("%s holds %s and %s can read it (mode %04o)", file, held, strings.Join(who, " and "), perm)
+	r.Fix = "chmod 600 " + shellQuote(file)
+	return r, true
+}
+
+// configSecrets names the secrets the config file itself holds (not the
+// environment's): admin_key and each backend's api_key.
+func configSecrets(file string) []string {
+	v := viper.New()
+	v.SetConfigFile(file)
+	if err := v.ReadInConfig(); err != nil {
+		return nil
+	}
+	var out []string
+	if v.GetString("admin_key") != "" {
+		out = append(out, "admin_key")
+	}
+	names := make([]string, 0)
+	for name := range v.GetStringMap("backends") {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if v.GetString("backends."+name+".api_key") != "" {
+			out = append(out, "backends."+name+".api_key")
+		}
+	}
+	return out
+}
+
+// shellQuote quotes a path for a command to copy and paste.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '~' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // doctorSample is a small colour gradient: a real photo would say no more about
@@ -640,7 +731,15 @@ func checkHotfolders(cfg *Config) []checkResult {
 			out = append(out, checkResult{Name: label, Status: checkNote, Detail: "disabled"})
 			continue
 		}
-		if st, err := os.Stat(f.Input); err != nil || !st.IsDir() {
+		real, err := hotfolder.ResolveInput(f.Input)
+		var le *hotfolder.LinkError
+		if errors.As(err, &le) {
+			out = append(out, checkResult{Name: label, Status: checkFail,
+				Detail: "input folder " + le.Error(),
+				Fix:    fmt.Sprintf("create it (mkdir -p %q), or point the link %s at the input folder", le.Target, le.Link)})
+			continue
+		}
+		if err != nil {
 			out = append(out, checkResult{Name: label, Status: checkFail,
 				Detail: fmt.Sprintf("input folder %s does not exist", f.Input),
 				Fix:    fmt.Sprintf("create it (mkdir -p %q) or correct its input", f.Input)})
@@ -664,7 +763,11 @@ func checkHotfolders(cfg *Config) []checkResult {
 				Fix:    "create it with write access for your user, or correct its output"})
 			continue
 		}
-		out = append(out, checkResult{Name: label, Status: checkOK, Detail: fmt.Sprintf("watches %s, delivers to %s", f.Input, f.Output)})
+		watches := f.Input
+		if real != f.Input {
+			watches += " (a link to " + real + ")"
+		}
+		out = append(out, checkResult{Name: label, Status: checkOK, Detail: fmt.Sprintf("watches %s, delivers to %s", watches, f.Output)})
 	}
 	return out
 }

@@ -27,6 +27,12 @@ import (
 // with no PORCHLIGHT_ variables from the environment.
 func runDoctorWith(t *testing.T, config string) (string, int) {
 	t.Helper()
+	return runDoctorMode(t, config, 0o600)
+}
+
+// runDoctorMode is runDoctorWith with the config file given mode.
+func runDoctorMode(t *testing.T, config string, mode os.FileMode) (string, int) {
+	t.Helper()
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "PORCHLIGHT_") && k != privacy.ModelsEnv {
 			t.Setenv(k, "")
@@ -35,6 +41,9 @@ func runDoctorWith(t *testing.T, config string) (string, int) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	file := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, mode); err != nil {
 		t.Fatal(err)
 	}
 	var o, e bytes.Buffer
@@ -50,7 +59,7 @@ func runDoctorWith(t *testing.T, config string) (string, int) {
 // line returns the report line of the check named name.
 func line(t *testing.T, report, name string) string {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^(ok|note|FAIL)\s+` + regexp.QuoteMeta(name) + `\s+.*$`)
+	re := regexp.MustCompile(`(?m)^(ok|note|warn|FAIL)\s+` + regexp.QuoteMeta(name) + `\s+.*$`)
 	l := re.FindString(report)
 	if l == "" {
 		t.Fatalf("no %q line in the report:\n%s", name, report)
@@ -317,5 +326,43 @@ func TestExampleConfigLoads(t *testing.T) {
 		if _, err := backends.ParseSpec(name, raw); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A config file holding secrets that others can read is reported with the
+// command that fixes it; a private one, or one without secrets, is fine.
+func TestDoctorWarnsOfAReadableConfigWithSecrets(t *testing.T) {
+	config := fmt.Sprintf("data_dir: %s\nlisten: %s\nadmin_key: sk-admin-0123456789abcdef\n"+
+		"backends:\n  cloud: {type: openai, url: \"http://%s/v1\", api_key: sk-backend}\n", t.TempDir(), freeAddr(t), freeAddr(t))
+	for _, c := range []struct {
+		mode       os.FileMode
+		status     string
+		mentions   []string
+		noSecretOK bool
+	}{
+		{0o644, "warn", []string{"admin_key, backends.cloud.api_key", "its group and all users can read it", "(mode 0644)"}, false},
+		{0o640, "warn", []string{"its group can read it"}, false},
+		{0o600, "ok", []string{"only its owner can read it"}, false},
+	} {
+		report, _ := runDoctorMode(t, config, c.mode)
+		l := line(t, report, "config access")
+		if !strings.HasPrefix(l, c.status) {
+			t.Errorf("mode %04o: %s", c.mode, l)
+		}
+		for _, m := range c.mentions {
+			if !strings.Contains(l, m) {
+				t.Errorf("mode %04o: %q does not say %q", c.mode, l, m)
+			}
+		}
+		file := regexp.MustCompile(`config access\s+(\S+) holds`).FindStringSubmatch(l)
+		hasFix := file != nil && strings.Contains(report, "fix: chmod 600 "+file[1]+"\n")
+		if hasFix != (c.status == "warn") {
+			t.Errorf("mode %04o: fix given %v in\n%s", c.mode, hasFix, report)
+		}
+	}
+	// Without secrets in the file there is nothing to protect, whatever its mode.
+	report, _ := runDoctorMode(t, fmt.Sprintf("data_dir: %s\nlisten: %s\n", t.TempDir(), freeAddr(t)), 0o644)
+	if strings.Contains(report, "config access") {
+		t.Errorf("a config without secrets was reported:\n%s", report)
 	}
 }
