@@ -66,21 +66,23 @@ type fileInfo struct {
 	mtimeNs int64
 }
 
-// listFiles walks the input folder and returns the candidate files. Hidden folders,
-// the done, errors and output folders and symbolic links are not entered. A missing
-// or unreadable input folder is an error (the caller pauses the folder).
-func listFiles(input string, skip []string) ([]fileInfo, error) {
-	st, err := os.Stat(input)
+// listFiles walks the input folder root (already resolved, see ResolveInput) and
+// returns the candidate files. Hidden folders, the folders in skip (the done,
+// errors and output folders, recognised as files so that a path through a link
+// names them too) and symbolic links are not entered. A missing or unreadable
+// input folder is an error (the caller pauses the folder).
+func listFiles(root string, skip []os.FileInfo) ([]fileInfo, error) {
+	st, err := os.Stat(root)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a folder", input)
+		return nil, fmt.Errorf("%s is not a folder", root)
 	}
 	var out []fileInfo
-	err = filepath.WalkDir(input, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == input {
+			if p == root {
 				return err
 			}
 			if d != nil && d.IsDir() {
@@ -88,19 +90,14 @@ func listFiles(input string, skip []string) ([]fileInfo, error) {
 			}
 			return nil
 		}
-		if p == input {
+		if p == root {
 			return nil
 		}
-		rel, _ := filepath.Rel(input, p)
+		rel, _ := filepath.Rel(root, p)
 		name := d.Name()
 		if d.IsDir() {
-			if strings.HasPrefix(name, ".") || strings.Count(rel, string(filepath.Separator)) >= maxDepth {
+			if strings.HasPrefix(name, ".") || strings.Count(rel, string(filepath.Separator)) >= maxDepth || skipped(d, skip) {
 				return filepath.SkipDir
-			}
-			for _, s := range skip {
-				if p == s {
-					return filepath.SkipDir
-				}
 			}
 			return nil
 		}
@@ -123,6 +120,31 @@ func listFiles(input string, skip []string) ([]fileInfo, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// statDirs stats the folders that exist among paths, following links.
+func statDirs(paths []string) []os.FileInfo {
+	var out []os.FileInfo
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// skipped reports whether the folder entry d is one of skip.
+func skipped(d fs.DirEntry, skip []os.FileInfo) bool {
+	info, err := d.Info()
+	if err != nil {
+		return false
+	}
+	for _, s := range skip {
+		if os.SameFile(info, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // hashFile returns the sha256 of a file and checks that its size is still the one

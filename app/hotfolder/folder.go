@@ -34,6 +34,7 @@ type folder struct {
 	recent     []Activity
 	userPaused bool
 	missing    string             // why the input folder is unreachable; "" when it is there
+	root       string             // the real input folder (see ResolveInput) as the last scan found it
 	problems   map[string]problem // what is wrong now, by source ("scan", "output", "scene <id>")
 	waiting    int                // files seen by the last scan that are in no scene yet
 
@@ -68,6 +69,9 @@ func newFolder(s *Service, c Config) (*folder, error) {
 		lastChange: map[string]time.Time{},
 		firstWait:  map[string]time.Time{},
 		watched:    map[string]bool{},
+	}
+	if root, err := ResolveInput(c.Input); err == nil {
+		f.root = root // scenes resumed before the first scan read from here
 	}
 	if n, err := f.j.pruneScenes(time.Now().Add(-retention)); err != nil {
 		return nil, err
@@ -299,7 +303,11 @@ func (f *folder) tick(now time.Time) time.Time {
 
 func (f *folder) setMissing(err error) {
 	msg := ""
-	if err != nil {
+	var le *LinkError
+	switch {
+	case errors.As(err, &le):
+		msg = fmt.Sprintf("the input folder %s is not reachable: %v; waiting for it to return", f.cfg.Input, le)
+	case err != nil:
 		msg = fmt.Sprintf("the input folder %s is not reachable (%v); waiting for it to return", f.cfg.Input, unwrapPath(err))
 	}
 	f.mu.Lock()
@@ -328,31 +336,53 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// list walks the input, skipping the done, errors and output folders.
+// list resolves the input folder (its link may have been pointed elsewhere since
+// the last scan) and walks it, skipping the done, errors and output folders.
 func (f *folder) list() ([]fileInfo, []string, error) {
-	skip := []string{f.cfg.Done, f.cfg.Errors, f.cfg.Output}
-	files, err := listFiles(f.cfg.Input, skip)
+	root, err := ResolveInput(f.cfg.Input)
 	if err != nil {
 		return nil, nil, err
 	}
-	dirs := map[string]bool{f.cfg.Input: true}
+	f.mu.Lock()
+	was := f.root
+	f.root = root
+	f.mu.Unlock()
+	if was != root && root != f.cfg.Input {
+		f.log.Info("the input folder is a link; watching the folder it leads to", "input", f.cfg.Input, "folder", root)
+	}
+	skip := statDirs([]string{f.cfg.Done, f.cfg.Errors, f.cfg.Output})
+	files, err := listFiles(root, skip)
+	if err != nil {
+		return nil, nil, err
+	}
+	dirs := map[string]bool{root: true}
 	for _, fi := range files {
-		d := filepath.Dir(filepath.Join(f.cfg.Input, filepath.FromSlash(fi.rel)))
-		for d != f.cfg.Input && !dirs[d] {
+		d := filepath.Dir(filepath.Join(root, filepath.FromSlash(fi.rel)))
+		for d != root && !dirs[d] {
 			dirs[d] = true
 			d = filepath.Dir(d)
 		}
 	}
 	// Empty subfolders are watched too: a copy creates the folder before its files.
-	if entries, err := os.ReadDir(f.cfg.Input); err == nil {
+	if entries, err := os.ReadDir(root); err == nil {
 		for _, e := range entries {
-			p := filepath.Join(f.cfg.Input, e.Name())
-			if e.IsDir() && e.Name()[0] != '.' && !slices.Contains(skip, p) {
-				dirs[p] = true
+			if e.IsDir() && e.Name()[0] != '.' && !skipped(e, skip) {
+				dirs[filepath.Join(root, e.Name())] = true
 			}
 		}
 	}
 	return files, slices.Sorted(maps.Keys(dirs)), nil
+}
+
+// inputDir is the real input folder that files are read from, moved and deleted
+// in: the configured one with its links resolved by the last scan.
+func (f *folder) inputDir() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.root != "" {
+		return f.root
+	}
+	return f.cfg.Input
 }
 
 // watch keeps a notification watch on every folder the scan found.
@@ -513,9 +543,10 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 	if len(due) == 0 {
 		return nil
 	}
+	root := f.inputDir()
 	paths := make([]string, len(due))
 	for i, fi := range due {
-		paths[i] = filepath.Join(f.cfg.Input, filepath.FromSlash(fi.rel))
+		paths[i] = filepath.Join(root, filepath.FromSlash(fi.rel))
 	}
 	busy := busyFiles(paths)
 	out := map[string]*fileEntry{}

@@ -153,7 +153,7 @@ func (f *folder) badScene(rel string, now time.Time) (*sceneRecord, *hole) {
 	return s, h
 }
 
-func (f *folder) abs(rel string) string { return filepath.Join(f.cfg.Input, filepath.FromSlash(rel)) }
+func (f *folder) abs(rel string) string { return filepath.Join(f.inputDir(), filepath.FromSlash(rel)) }
 
 // lost is a hole as engine/grouping knows lost photos.
 func (f *folder) lost(rel string, h *hole) grouping.Lost {

@@ -132,7 +132,7 @@ func (f *folder) upload(it item, s *sceneRecord) error {
 
 // addFile uploads one file, checking on the way that its bytes are the hashed ones.
 func (f *folder) addFile(owner string, ref fileRef) (string, error) {
-	p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+	p := f.abs(ref.Rel)
 	fh, err := os.Open(p)
 	if err != nil {
 		return "", err
@@ -339,7 +339,7 @@ func (f *folder) handleOriginals(s *sceneRecord) error {
 		return f.moveInputs(s, f.cfg.Done)
 	case OriginalsDelete:
 		for _, ref := range s.allFiles() {
-			p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+			p := f.abs(ref.Rel)
 			if !f.stillOurs(p, ref) {
 				continue
 			}
@@ -388,7 +388,7 @@ func (f *folder) moveInputs(s *sceneRecord, dst string) error {
 		return err
 	}
 	for _, ref := range s.allFiles() {
-		p := filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))
+		p := f.abs(ref.Rel)
 		if !f.stillOurs(p, ref) {
 			continue // moved already, or replaced by a newer file
 		}
@@ -402,9 +402,10 @@ func (f *folder) moveInputs(s *sceneRecord, dst string) error {
 
 // removeEmptyDirs removes the subfolders of the input that the scene emptied.
 func (f *folder) removeEmptyDirs(s *sceneRecord) {
+	root := f.inputDir()
 	dirs := map[string]bool{}
 	for _, ref := range s.allFiles() {
-		for d := filepath.Dir(filepath.Join(f.cfg.Input, filepath.FromSlash(ref.Rel))); d != f.cfg.Input && within(f.cfg.Input, d); d = filepath.Dir(d) {
+		for d := filepath.Dir(filepath.Join(root, filepath.FromSlash(ref.Rel))); d != root && within(root, d); d = filepath.Dir(d) {
 			dirs[d] = true
 		}
 	}
