@@ -45,7 +45,8 @@ run: build
 		exec ./$(BIN); \
 	else \
 		echo "No display found: running 'porchlight serve' (the API on loopback)."; \
-		echo "Get a key with: ./$(BIN) keys create --name me   (or set PORCHLIGHT_ADMIN_KEY=sk-... before starting)"; \
+		echo "To get an API key, start it with one of your own: PORCHLIGHT_ADMIN_KEY=sk-\$$(openssl rand -hex 24) make run"; \
+		echo "or stop it (Ctrl-C) and run ./$(BIN) keys create --name me   (the database allows one process at a time)."; \
 		exec ./$(BIN) serve; \
 	fi
 

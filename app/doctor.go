@@ -127,7 +127,7 @@ func runDoctor(ctx context.Context, cmd *cobra.Command, g *globalFlags, opt doct
 
 	client := &http.Client{Timeout: opt.timeout}
 	server := probeServer(ctx, client, cfg.Listen)
-	out = append(out, checkDataDir(cfg.DataDir), checkDatabase(cfg.DataDir, server), checkListen(cfg.Listen, server))
+	out = append(out, checkDataDir(cfg.DataDir), checkDatabase(cfg.DataDir), checkListen(cfg.Listen, server))
 	out = append(out, checkBackends(ctx, client, cfg)...)
 	out = append(out, checkHotfolders(cfg)...)
 	return out
@@ -499,7 +499,7 @@ func probeServer(ctx context.Context, client *http.Client, listen string) runnin
 
 // checkDatabase opens the database read-only. A server holds it exclusively, so a
 // lock is expected while one runs.
-func checkDatabase(dataDir string, server runningServer) checkResult {
+func checkDatabase(dataDir string) checkResult {
 	r := checkResult{Name: "database"}
 	path := filepath.Join(dataDir, store.FileName)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -512,21 +512,15 @@ func checkDatabase(dataDir string, server runningServer) checkResult {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 	if errors.Is(err, bolt.ErrTimeout) {
-		holder := lockHolder(path)
-		switch {
-		case server.url != "":
-			r.Status, r.Detail = checkOK, fmt.Sprintf("%s is in use by the Porchlight serving at %s", path, server.url)
-			if holder != "" {
-				r.Detail += " (" + holder + ")"
-			}
-		case holder != "":
-			r.Status, r.Detail = checkNote, fmt.Sprintf("%s is locked by %s: a running Porchlight (the window, or serve on another address) holds it", path, holder)
-		default:
-			r.Status, r.Detail = checkNote, path+" is locked by another process: a running Porchlight holds it"
+		// The holder is named by its own serving file, not by whatever answers at
+		// the configured address: that may be another Porchlight on another data dir.
+		holder := findHolder(dataDir, path)
+		if holder.Own {
+			r.Status, r.Detail = checkOK, fmt.Sprintf("%s is in use by %s", path, holder)
+			return r
 		}
-		if r.Status == checkNote {
-			r.Detail += "; stop it before `porchlight keys` or `porchlight process` on this data dir"
-		}
+		r.Status = checkNote
+		r.Detail = fmt.Sprintf("%s is locked by %s: a running Porchlight holds it; stop it before `porchlight keys` or `porchlight process` on this data dir", path, holder)
 		return r
 	}
 	if err != nil {

@@ -10,20 +10,20 @@ import (
 	"syscall"
 )
 
-// lockHolder names the process holding a lock on path, read from /proc/locks
-// ("pid 1234 (porchlight)"), or "" when it cannot tell.
-func lockHolder(path string) string {
+// lockHolder returns the pid of the process holding a lock on path, read from
+// /proc/locks, and its program name; 0 when it cannot tell.
+func lockHolder(path string) (int, string) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return ""
+		return 0, ""
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
-		return ""
+		return 0, ""
 	}
 	f, err := os.Open("/proc/locks")
 	if err != nil {
-		return ""
+		return 0, ""
 	}
 	defer f.Close()
 	// A line: "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiting lock has
@@ -39,7 +39,7 @@ func lockHolder(path string) string {
 			continue
 		}
 		pid, err := strconv.Atoi(fields[4])
-		if err != nil || pid == os.Getpid() {
+		if err != nil || pid <= 0 {
 			continue
 		}
 		name := ""
@@ -48,10 +48,7 @@ func lockHolder(path string) string {
 		} else if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
 			name = strings.TrimSpace(string(comm))
 		}
-		if name != "" {
-			return fmt.Sprintf("pid %d (%s)", pid, name)
-		}
-		return fmt.Sprintf("pid %d", pid)
+		return pid, name
 	}
-	return ""
+	return 0, ""
 }

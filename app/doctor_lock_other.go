@@ -3,4 +3,4 @@
 package app
 
 // lockHolder cannot name the process holding a lock outside Linux.
-func lockHolder(path string) string { return "" }
+func lockHolder(path string) (int, string) { return 0, "" }

@@ -231,7 +231,13 @@ func TestDoctorSeesARunningServer(t *testing.T) {
 	cfg.Limits.MaxUploadMB, cfg.Limits.MaxMegapixels = 300, 120
 	listening := make(chan string, 1)
 	sys, err := buildSystem(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), buildOptions{
-		api: true, onListening: func(addr string) { listening <- addr },
+		api: true, onListening: func(addr string) {
+			// As serve and the window do.
+			if err := announceServing(dataDir, "http://"+addr); err != nil {
+				t.Error(err)
+			}
+			listening <- addr
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -260,14 +266,22 @@ func TestDoctorSeesARunningServer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d with a server running", code)
 	}
-	if l := line(t, report, "database"); !strings.HasPrefix(l, "ok") || !strings.Contains(l, "in use by the Porchlight serving at http://"+addr) {
+	if l := line(t, report, "database"); !strings.HasPrefix(l, "ok") ||
+		!strings.Contains(l, fmt.Sprintf("in use by the Porchlight serving at http://%s (pid %d)", addr, os.Getpid())) {
 		t.Errorf("database: %s", l)
 	}
 	if l := line(t, report, "listen"); !strings.HasPrefix(l, "ok") || !strings.Contains(l, "held by a running Porchlight") {
 		t.Errorf("listen: %s", l)
 	}
 
-	// Looking at another address, the lock is still explained, not a failure.
+	// Looking at another address, the holder is still named by its own address.
+	report, code = runDoctorWith(t, fmt.Sprintf("data_dir: %s\nlisten: %s\n", dataDir, freeAddr(t)))
+	if l := line(t, report, "database"); code != 0 || !strings.HasPrefix(l, "ok") || !strings.Contains(l, "serving at http://"+addr) {
+		t.Errorf("exit %d, database: %s", code, l)
+	}
+	// Without its serving file (a Porchlight that says nothing), the lock is still
+	// explained by its pid, not a failure.
+	os.Remove(filepath.Join(dataDir, servingFileName))
 	report, code = runDoctorWith(t, fmt.Sprintf("data_dir: %s\nlisten: %s\n", dataDir, freeAddr(t)))
 	if l := line(t, report, "database"); code != 0 || !strings.HasPrefix(l, "note") || !strings.Contains(l, "locked") {
 		t.Errorf("exit %d, database: %s", code, l)

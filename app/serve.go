@@ -25,6 +25,10 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 			sys, err := buildSystem(cfg, log, buildOptions{
 				api: true,
 				onListening: func(addr string) {
+					// Said in the data dir first, so whoever reads the line can ask doctor.
+					if err := announceServing(cfg.DataDir, "http://"+addr); err != nil {
+						log.Warn("write the serving file", "err", err)
+					}
 					fmt.Fprintf(stderr, "listening on http://%s\n", addr)
 				},
 			})
@@ -32,6 +36,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer sys.close()
+			defer withdrawServing(cfg.DataDir)
 			err = sys.sup.Serve(ctx)
 			if errors.Is(err, context.Canceled) {
 				log.Info("stopped")

@@ -26,13 +26,25 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 	defer stop()
 	addr := make(chan string, 1)
 	sys, err := buildSystem(cfg, log, buildOptions{
-		api:         cfg.API.Enabled,
-		onListening: func(a string) { addr <- a },
+		api: cfg.API.Enabled,
+		onListening: func(a string) {
+			if err := announceServing(cfg.DataDir, "http://"+a); err != nil {
+				log.Warn("write the serving file", "err", err)
+			}
+			addr <- a
+		},
 	})
 	if err != nil {
 		return err
 	}
 	defer sys.close()
+	defer withdrawServing(cfg.DataDir)
+	if !cfg.API.Enabled {
+		// The window holds the database without an address to give.
+		if err := announceServing(cfg.DataDir, ""); err != nil {
+			log.Warn("write the serving file", "err", err)
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

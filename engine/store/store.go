@@ -82,17 +82,31 @@ type DB struct {
 // FileName is the database file inside the data dir.
 const FileName = "porchlight.db"
 
+// ErrLocked is the error (wrapped) of opening a database another process holds:
+// bbolt allows one process at a time.
+var ErrLocked = errors.New("the database is locked by another running Porchlight")
+
+// DefaultLockWait is how long Open waits for another process to let go.
+const DefaultLockWait = 5 * time.Second
+
 // Open opens (or creates) the database in dataDir and brings its schema up to date.
 // A database written by a newer Porchlight is refused rather than misread.
-func Open(dataDir string) (*DB, error) {
+func Open(dataDir string) (*DB, error) { return OpenWait(dataDir, DefaultLockWait) }
+
+// OpenWait is Open waiting at most wait for the lock, then failing with ErrLocked
+// (DefaultLockWait when wait is not positive: bbolt would wait forever).
+func OpenWait(dataDir string, wait time.Duration) (*DB, error) {
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dataDir, FileName)
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: wait})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("open %s: the database is locked by another running Porchlight", path)
+			return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

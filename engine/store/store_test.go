@@ -199,3 +199,21 @@ func TestMigrationKeyOwnersAdoptsOnlyProgramMadeKeys(t *testing.T) {
 		return nil
 	})
 }
+
+// A database another holder has open fails after the given wait with ErrLocked.
+func TestOpenWaitReportsTheLock(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = OpenWait(dir, 100*time.Millisecond)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "locked by another running Porchlight") {
+		t.Fatalf("want ErrLocked, got %v", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("waited %s for a 100 ms wait", el)
+	}
+}
