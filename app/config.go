@@ -24,6 +24,10 @@ type Config struct {
 		Enabled     bool     `mapstructure:"enabled"` // in the window; serve always runs it
 		CORSOrigins []string `mapstructure:"cors_origins"`
 		RateLimit   bool     `mapstructure:"rate_limit"`
+		// Per-key caps on what is held open at once, and how long an upload may stall.
+		MaxConcurrentUploads int           `mapstructure:"max_concurrent_uploads"`
+		MaxStreams           int           `mapstructure:"max_streams"`
+		UploadIdleTimeout    time.Duration `mapstructure:"upload_idle_timeout"`
 	} `mapstructure:"api"`
 
 	Limits struct {
@@ -58,21 +62,24 @@ type Config struct {
 // override keys that no config file mentions (viper only binds keys it knows).
 func defaults() map[string]any {
 	return map[string]any{
-		"data_dir":              defaultDataDir(),
-		"listen":                "127.0.0.1:8787",
-		"admin_key":             "",
-		"log_level":             "info",
-		"api.enabled":           true,
-		"api.cors_origins":      []string{},
-		"api.rate_limit":        true,
-		"limits.max_upload_mb":  300,
-		"limits.max_megapixels": 120,
-		"engine.workers":        0,
-		"engine.memory_mb":      0,
-		"engine.order_expiry":   "24h",
-		"engine.resolution_cap": 8192,
-		"metadata.keep_gps":     false,
-		"events.ping_interval":  "15s",
+		"data_dir":                   defaultDataDir(),
+		"listen":                     "127.0.0.1:8787",
+		"admin_key":                  "",
+		"log_level":                  "info",
+		"api.enabled":                true,
+		"api.cors_origins":           []string{},
+		"api.rate_limit":             true,
+		"api.max_concurrent_uploads": 8,
+		"api.max_streams":            16,
+		"api.upload_idle_timeout":    "30s",
+		"limits.max_upload_mb":       300,
+		"limits.max_megapixels":      120,
+		"engine.workers":             0,
+		"engine.memory_mb":           0,
+		"engine.order_expiry":        "24h",
+		"engine.resolution_cap":      8192,
+		"metadata.keep_gps":          false,
+		"events.ping_interval":       "15s",
 	}
 }
 

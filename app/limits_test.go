@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/porchlight/porchlight/core"
 )
@@ -29,5 +30,19 @@ func TestUploadLimitIsInMegabytes(t *testing.T) {
 	err = sys.assets.Upload(a.ID, "image/jpeg", bytes.NewReader(make([]byte, 1_000_001)))
 	if core.KindOf(err) != core.KindTooLarge || !strings.Contains(err.Error(), "upload limit of 1 MB") {
 		t.Errorf("1000001 bytes against 1 MB: %v", err)
+	}
+}
+
+// The per-key caps of the API have their documented defaults and the usual
+// environment override.
+func TestAPICapKeys(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("PORCHLIGHT_API_MAX_STREAMS", "4")
+	c, _, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.API.MaxConcurrentUploads != 8 || c.API.MaxStreams != 4 || c.API.UploadIdleTimeout != 30*time.Second {
+		t.Errorf("api caps %d uploads, %d streams, idle %s", c.API.MaxConcurrentUploads, c.API.MaxStreams, c.API.UploadIdleTimeout)
 	}
 }

@@ -122,6 +122,10 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 			RateLimits:   localapi.RateLimits{Disabled: !cfg.API.RateLimit},
 			CORSOrigins:  cfg.API.CORSOrigins,
 			PingInterval: cfg.Events.PingInterval,
+
+			MaxConcurrentUploads: cfg.API.MaxConcurrentUploads,
+			UploadIdleTimeout:    cfg.API.UploadIdleTimeout,
+			MaxStreams:           cfg.API.MaxStreams,
 		}, localapi.Deps{Keys: sys.keys, Assets: sys.assets, Engine: sys.engine, Available: sys.available})
 		if err != nil {
 			return nil, err

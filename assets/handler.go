@@ -2,6 +2,8 @@ package assets
 
 import (
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -16,10 +18,16 @@ import (
 //	PUT       /storage/upload/{assetId}?exp=&sig=    the bytes of a declared upload
 //	GET, HEAD /storage/download/{assetId}?exp=&sig=  the bytes of a ready asset (Range, ETag)
 func (s *Service) StorageHandler() http.Handler {
-	return http.HandlerFunc(s.serveStorage)
+	return s.StorageHandlerWith(StorageOptions{})
 }
 
-func (s *Service) serveStorage(w http.ResponseWriter, r *http.Request) {
+// StorageHandlerWith is StorageHandler with the upload bodies received as opt says.
+func (s *Service) StorageHandlerWith(opt StorageOptions) http.Handler {
+	opt = opt.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveStorage(w, r, opt) })
+}
+
+func (s *Service) serveStorage(w http.ResponseWriter, r *http.Request, opt StorageOptions) {
 	what, id, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/storage/"), "/")
 	if !ok || id == "" || strings.Contains(id, "/") || (what != "upload" && what != "download") {
 		writeError(w, http.StatusNotFound, "no such storage address")
@@ -41,32 +49,16 @@ func (s *Service) serveStorage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if what == "upload" {
-		s.serveUpload(w, r, id)
+		s.serveUpload(w, r, id, opt)
 		return
 	}
-	s.serveDownload(w, r, id)
+	s.serveDownload(w, r, id, opt.Logger)
 }
 
-func (s *Service) serveUpload(w http.ResponseWriter, r *http.Request, id string) {
-	b, err := s.upload(id, r.Header.Get("Content-Type"), r.Body, r.ContentLength)
-	if err != nil {
-		if core.KindOf(err) == core.KindTooLarge {
-			// Stop reading the rest of an oversized body.
-			w.Header().Set("Connection", "close")
-		}
-		writeCoreError(w, err)
-		return
-	}
-	w.Header().Set("ETag", `"`+b.Sum+`"`)
-	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
-		"assetId": id, "size": b.Size, "sha256": b.Sum, "status": core.AssetPending,
-	}})
-}
-
-func (s *Service) serveDownload(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Service) serveDownload(w http.ResponseWriter, r *http.Request, id string, log *slog.Logger) {
 	f, a, err := s.Open(id)
 	if err != nil {
-		writeCoreError(w, err)
+		writeCoreError(w, r, log, err)
 		return
 	}
 	defer f.Close()
@@ -110,13 +102,27 @@ func httpStatus(err error) int {
 	case core.KindUnsupported:
 		return http.StatusUnsupportedMediaType
 	}
+	var stalled *StalledError
+	switch {
+	case errors.As(err, &stalled):
+		return http.StatusRequestTimeout
+	case errors.Is(err, ErrStorageFull):
+		return http.StatusInsufficientStorage
+	}
 	return http.StatusInternalServerError
 }
 
-func writeCoreError(w http.ResponseWriter, err error) {
+// writeCoreError answers err. Server-side failures are logged and answered with a
+// reason of their own: their text names files of the data dir.
+func writeCoreError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := httpStatus(err)
 	reason := err.Error()
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInsufficientStorage:
+		log.Error("storage full", "method", r.Method, "path", r.URL.Path, "err", err)
+		reason = "the server has no space left to store the file; nothing was kept, try again once space is freed"
+	case http.StatusInternalServerError:
+		log.Error("storage failure", "method", r.Method, "path", r.URL.Path, "err", err)
 		reason = "internal error storing the file"
 	}
 	writeError(w, status, reason)

@@ -39,6 +39,17 @@ type Service struct {
 
 	// hookProcessing, when set (tests), runs when an ingest reaches processing.
 	hookProcessing func(ctx context.Context, id string)
+
+	// newBlob starts an upload's blob; tests put a failing disk in its place.
+	newBlob func(limit int64) (blobWriter, error)
+}
+
+// blobWriter is what an upload writes its bytes through (a *blobs.Writer).
+type blobWriter interface {
+	io.Writer
+	Close() error
+	Commit() (blobs.Blob, error)
+	Abort()
 }
 
 // record is what the assets bucket stores: the shared record plus what only this
@@ -69,6 +80,7 @@ func New(db *store.DB, dataDir string, cfg Config) (*Service, error) {
 		db: db, blobs: bs, cfg: cfg, signer: signer,
 		wake: make(chan struct{}, 1), claimed: map[string]bool{},
 	}
+	s.newBlob = func(limit int64) (blobWriter, error) { return bs.Create(limit) }
 	s.SetBaseURL(cfg.BaseURL)
 	var refs map[string]bool
 	if err := db.View(func(tx *bolt.Tx) error { refs = blobs.Referenced(tx); return nil }); err != nil {

@@ -4,10 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
+	"net"
+	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -151,27 +157,34 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 	if length > s.cfg.MaxUploadBytes {
 		return blobs.Blob{}, s.reject(id)
 	}
-	w, err := s.blobs.Create(s.cfg.MaxUploadBytes)
+	w, err := s.newBlob(s.cfg.MaxUploadBytes)
 	if err != nil {
-		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
+		return blobs.Blob{}, storageFailure(id, err)
 	}
 	defer w.Abort()
+	src := &sourceReader{r: body}
 	buf := make([]byte, 256<<10)
-	if _, err := io.CopyBuffer(writerOnly{w}, body, buf); err != nil {
+	if _, err := io.CopyBuffer(writerOnly{w}, src, buf); err != nil {
 		var tl *blobs.TooLargeError
-		if errors.As(err, &tl) {
+		switch {
+		case errors.As(err, &tl):
 			return blobs.Blob{}, s.reject(id)
+		case src.err == nil:
+			// Not the sender's fault: the disk refused the bytes.
+			return blobs.Blob{}, storageFailure(id, err)
+		case isTimeout(src.err):
+			return blobs.Blob{}, &StalledError{Idle: idleOf(body)}
 		}
 		return blobs.Blob{}, &core.Error{Kind: core.KindInvalid, Field: "body", Reason: fmt.Sprintf("upload interrupted: %v", err)}
 	}
 	if err := w.Close(); err != nil { // fsync before taking the lock
-		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
+		return blobs.Blob{}, storageFailure(id, err)
 	}
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	b, err := w.Commit()
 	if err != nil {
-		return blobs.Blob{}, fmt.Errorf("upload asset %s: %w", id, err)
+		return blobs.Blob{}, storageFailure(id, err)
 	}
 	var out *core.Asset
 	var drop string
@@ -205,6 +218,9 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 	})
 	if err != nil {
 		s.removeIfUnreferenced(b.Sum)
+		if core.KindOf(err) == core.KindInternal {
+			err = storageFailure(id, err)
+		}
 		return blobs.Blob{}, err
 	}
 	if drop != "" {
@@ -319,4 +335,150 @@ func humanBytes(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// DefaultUploadIdle is how long an upload body may send nothing before the server
+// gives up on it.
+const DefaultUploadIdle = 30 * time.Second
+
+// StorageOptions tune how StorageHandlerWith receives upload bodies.
+type StorageOptions struct {
+	// UploadIdle bounds each read of an upload body: a sender that stalls longer is
+	// answered 408 and nothing of its bytes is kept. DefaultUploadIdle when 0.
+	UploadIdle time.Duration
+	// Admit, when set, is asked before an upload body is read, with the key that owns
+	// the asset (the signed address carries none). It answers a release to call once
+	// the body is read, or a *BusyError, answered 429 with Retry-After.
+	Admit func(owner string) (release func(), err error)
+	// Logger receives the detail of failures answered 500 or 507; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+func (o StorageOptions) withDefaults() StorageOptions {
+	if o.UploadIdle <= 0 {
+		o.UploadIdle = DefaultUploadIdle
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// BusyError refuses an upload for now; Admit returns it.
+type BusyError struct {
+	Reason     string
+	RetryAfter time.Duration
+}
+
+func (e *BusyError) Error() string { return e.Reason }
+
+// StalledError reports an upload body that stopped sending bytes (408).
+type StalledError struct{ Idle time.Duration }
+
+func (e *StalledError) Error() string {
+	idle := "too long"
+	if e.Idle > 0 {
+		idle = e.Idle.String()
+	}
+	return fmt.Sprintf("the upload stalled: no bytes arrived for %s; nothing of it was kept, PUT the whole file again", idle)
+}
+
+// ErrStorageFull is in the chain of write failures for lack of space (ENOSPC,
+// EDQUOT), answered 507.
+var ErrStorageFull = errors.New("no space left to store the file")
+
+// storageFailure wraps a write failure of asset id, marking one for lack of space.
+func storageFailure(id string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("upload asset %s: %w: %w", id, ErrStorageFull, err)
+	}
+	return fmt.Errorf("upload asset %s: %w", id, err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// sourceReader remembers the sender's read error, to tell it from a write failure.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
+
+// idleReader moves the connection's read deadline before every read, so a body may
+// take as long as it needs while bytes keep coming, but may not stall.
+type idleReader struct {
+	r    io.Reader
+	rc   *http.ResponseController // nil where deadlines are not supported
+	idle time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	if ir.rc != nil && ir.rc.SetReadDeadline(time.Now().Add(ir.idle)) != nil {
+		ir.rc = nil
+	}
+	n, err := ir.r.Read(p)
+	if err == io.EOF && ir.rc != nil {
+		// The whole body is in: the server's own read of the next request must not
+		// inherit the deadline. After an error it stays, so nothing waits on the
+		// sender any more.
+		_ = ir.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func idleOf(r io.Reader) time.Duration {
+	if ir, ok := r.(*idleReader); ok {
+		return ir.idle
+	}
+	return 0
+}
+
+// serveUpload receives the body of PUT /storage/upload/{id}, its signature checked.
+func (s *Service) serveUpload(w http.ResponseWriter, r *http.Request, id string, opt StorageOptions) {
+	release := func() {}
+	if opt.Admit != nil {
+		a, err := s.Lookup(id)
+		if err != nil {
+			writeCoreError(w, r, opt.Logger, err)
+			return
+		}
+		if release, err = opt.Admit(a.Owner); err != nil {
+			var busy *BusyError
+			if !errors.As(err, &busy) {
+				writeCoreError(w, r, opt.Logger, err)
+				return
+			}
+			w.Header().Set("Retry-After", strconv.FormatInt(max(1, int64(math.Ceil(busy.RetryAfter.Seconds()))), 10))
+			w.Header().Set("Connection", "close") // the body stays unread
+			writeError(w, http.StatusTooManyRequests, busy.Reason)
+			return
+		}
+	}
+	body := &idleReader{r: r.Body, rc: http.NewResponseController(w), idle: opt.UploadIdle}
+	b, err := s.upload(id, r.Header.Get("Content-Type"), body, r.ContentLength)
+	// The slot is free before the answer goes out, so a client that has its answer
+	// can start the next upload at once.
+	release()
+	if err != nil {
+		if st := httpStatus(err); st == http.StatusRequestEntityTooLarge || st == http.StatusRequestTimeout {
+			// Stop reading the rest of an oversized or stalled body.
+			w.Header().Set("Connection", "close")
+		}
+		writeCoreError(w, r, opt.Logger, err)
+		return
+	}
+	w.Header().Set("ETag", `"`+b.Sum+`"`)
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
+		"assetId": id, "size": b.Size, "sha256": b.Sum, "status": core.AssetPending,
+	}})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,7 +78,10 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 				"Successful answers are {\"data\": ...}; failures are {\"error\": {\"status\", \"reason\"}}. " +
 				"Requests must name this server in the Host header (localhost, 127.0.0.1 or [::1] on its port), " +
 				"otherwise they answer 403. Authenticated requests are limited per key: reads 300 a minute, " +
-				"writes 60 a minute (fixed 60-second windows), uploads a bucket of 200 tokens refilling 10 a second.",
+				"writes 60 a minute (fixed 60-second windows), uploads a bucket of 200 tokens refilling 10 a second. " +
+				fmt.Sprintf("A key also holds at most %d event streams open at once (SSE and WebSocket together) and "+
+					"sends at most %d upload bodies at once; beyond that the answer is 429 with Retry-After.",
+					s.cfg.MaxStreams, s.cfg.MaxConcurrentUploads),
 		},
 		"security": []any{map[string]any{"apiKey": []any{}}},
 		"paths":    paths,
@@ -224,6 +228,11 @@ func operation(b *schemaBuilder, rt *Route, head bool) (map[string]any, error) {
 	}
 	if limited {
 		codes[http.StatusTooManyRequests] = "rate limit exceeded; wait Retry-After seconds"
+	} else if slices.Contains(rt.Errors, http.StatusTooManyRequests) {
+		codes[http.StatusTooManyRequests] = "the key holds as many of these open as it may; wait Retry-After seconds"
+	}
+	if slices.Contains(rt.Errors, http.StatusInsufficientStorage) {
+		codes[http.StatusInsufficientStorage] = "no disk space left on the server; nothing was kept"
 	}
 	for _, c := range rt.Errors {
 		if _, ok := codes[c]; !ok {
@@ -239,6 +248,8 @@ func operation(b *schemaBuilder, rt *Route, head bool) (map[string]any, error) {
 		// Answers refused before the limiter (auth, scope, host) carry no rate headers.
 		if limited && c != http.StatusUnauthorized && c != http.StatusForbidden {
 			r["headers"] = rateHeaders(c == http.StatusTooManyRequests)
+		} else if c == http.StatusTooManyRequests {
+			r["headers"] = map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/Retry-After"}}
 		}
 		responses[strconv.Itoa(c)] = r
 	}

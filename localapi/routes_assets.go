@@ -218,18 +218,26 @@ func (s *Server) assetRoutes() {
 
 	// The signed storage addresses: no key, no budget; the signature is the
 	// authorisation. The store's handler parses the path itself.
-	storage := a.StorageHandler()
+	storage := a.StorageHandlerWith(assets.StorageOptions{
+		UploadIdle: s.cfg.UploadIdleTimeout,
+		Admit:      s.admitUpload,
+		Logger:     s.log,
+	})
 	s.handle(Route{
 		Method: http.MethodPut, Path: "/storage/upload/{id}", Access: AccessPublic,
 		Summary: "Upload the bytes of a declared asset (signed address)",
 		Description: "The raw file as the body, with Content-Type equal to the declared contentType. " +
 			"Needs no API key and spends no budget. A tampered or expired address answers 403, a file over " +
-			"the upload limit 413, another Content-Type 415.",
+			"the upload limit 413, another Content-Type 415. A body that sends nothing for 30 seconds " +
+			"(api.upload_idle_timeout) answers 408 and nothing of it is kept. A key sends at most 8 bodies at " +
+			"once (api.max_concurrent_uploads), counted for the key that declared the asset; the next answers " +
+			"429 with Retry-After. A server out of disk space answers 507.",
 		Query:      signedParams,
 		StreamType: "application/json",
 		StreamDoc:  "the bytes were stored: {\"data\": {assetId, size, sha256, status}}",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusConflict,
-			http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestTimeout,
+			http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+			http.StatusTooManyRequests, http.StatusInsufficientStorage},
 		Stream: storage.ServeHTTP,
 	})
 	s.handle(Route{

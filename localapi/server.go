@@ -55,6 +55,17 @@ type Config struct {
 	// PingInterval is how often SSE streams and WebSocket connections send a ping;
 	// DefaultPingInterval when 0.
 	PingInterval time.Duration
+
+	// MaxConcurrentUploads caps the upload bodies (PUTs to the signed addresses of
+	// its assets) one key sends at once; the next answers 429.
+	// DefaultMaxConcurrentUploads when 0.
+	MaxConcurrentUploads int
+	// UploadIdleTimeout is how long an upload body may send nothing before it is
+	// answered 408 and dropped; assets.DefaultUploadIdle when 0.
+	UploadIdleTimeout time.Duration
+	// MaxStreams caps the event streams (SSE and WebSocket together) one key holds
+	// open; the next answers 429. DefaultMaxStreams when 0.
+	MaxStreams int
 }
 
 // Deps are the services the routes call. Keys is required; the rest may be nil
@@ -87,6 +98,9 @@ type Server struct {
 	openapiJSON []byte
 
 	tickets *ticketStore // WebSocket tickets; nil without an engine
+
+	uploads *keySlots // upload bodies in flight, per key
+	streams *keySlots // event streams open, per key
 
 	handler http.Handler
 
@@ -121,6 +135,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = DefaultPingInterval
 	}
+	if cfg.MaxConcurrentUploads <= 0 {
+		cfg.MaxConcurrentUploads = DefaultMaxConcurrentUploads
+	}
+	if cfg.UploadIdleTimeout <= 0 {
+		cfg.UploadIdleTimeout = assets.DefaultUploadIdle
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
 	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, now: cfg.Clock, stopping: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -136,6 +159,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.limits = newLimiters(cfg.RateLimits, s.now)
+	s.uploads, s.streams = newKeySlots(cfg.MaxConcurrentUploads), newKeySlots(cfg.MaxStreams)
 
 	s.router = mux.NewRouter()
 	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
