@@ -72,7 +72,7 @@ func (s *Server) eventRoutes() {
 		StreamDoc:    frames + "order frames carry the order summary.",
 		StreamSchema: eventMessage{},
 		Headers:      []Param{lastEventIDHeader},
-		Errors:       []int{http.StatusNotFound},
+		Errors:       []int{http.StatusNotFound, http.StatusTooManyRequests},
 		Stream: func(w http.ResponseWriter, r *http.Request) {
 			owner, id := Owner(r), PathVar(r, "id")
 			s.serveStream(w, r, streamSpec{
@@ -100,7 +100,7 @@ func (s *Server) eventRoutes() {
 		StreamDoc:    frames + "order frames carry scene summaries, batch frames the aggregate without orders.",
 		StreamSchema: eventMessage{},
 		Headers:      []Param{lastEventIDHeader},
-		Errors:       []int{http.StatusNotFound},
+		Errors:       []int{http.StatusNotFound, http.StatusTooManyRequests},
 		Stream: func(w http.ResponseWriter, r *http.Request) {
 			owner, id := Owner(r), PathVar(r, "id")
 			s.serveStream(w, r, streamSpec{
@@ -133,6 +133,7 @@ func (s *Server) eventRoutes() {
 		StreamDoc:    frames,
 		StreamSchema: eventMessage{},
 		Headers:      []Param{lastEventIDHeader},
+		Errors:       []int{http.StatusTooManyRequests},
 		Stream: func(w http.ResponseWriter, r *http.Request) {
 			owner := Owner(r)
 			s.serveStream(w, r, streamSpec{
@@ -169,6 +170,11 @@ func orderStatus(ev core.Event) (core.OrderStatus, bool) {
 // it was read) are skipped, and the snapshot's last frame carries the bus id it is
 // current to, so resuming from it replays exactly what came after.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, spec streamSpec) {
+	release, ok := s.takeStream(w, Owner(r))
+	if !ok {
+		return
+	}
+	defer release()
 	bus := s.deps.Engine.Events()
 	afterID := lastEventID(r)
 	sub, complete := bus.Subscribe(spec.filter, afterID)

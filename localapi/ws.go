@@ -72,7 +72,7 @@ func (s *Server) wsRoutes() {
 		StreamType:   "application/octet-stream",
 		StreamDoc:    "switching to the WebSocket protocol; every message is {\"type\", \"data\"} JSON text",
 		StreamSchema: eventMessage{},
-		Errors:       []int{http.StatusBadRequest, http.StatusUnauthorized},
+		Errors:       []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests},
 		Stream:       s.serveWS,
 	})
 }
@@ -136,6 +136,17 @@ func (ts *ticketStore) take(ticket string) (string, <-chan struct{}, bool) {
 	return t.owner, t.end, true
 }
 
+// peek answers a valid ticket's owner without spending it.
+func (ts *ticketStore) peek(ticket string) (string, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.tickets[ticket]
+	if !ok || !ts.now().Before(t.expires) {
+		return "", false
+	}
+	return t.owner, true
+}
+
 func (s *Server) upgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -170,6 +181,15 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// Before the ticket is spent too: another site's page must not burn it.
 		writeError(w, http.StatusForbidden, "WebSocket handshake: Origin "+r.Header.Get("Origin")+" may not open this connection")
 		return
+	}
+	if owner, known := s.tickets.peek(r.URL.Query().Get("ticket")); known {
+		// Counted before the ticket is spent, so a client refused for its key's
+		// streams keeps it.
+		release, ok := s.takeStream(w, owner)
+		if !ok {
+			return
+		}
+		defer release()
 	}
 	owner, end, ok := s.tickets.take(r.URL.Query().Get("ticket"))
 	if !ok {
