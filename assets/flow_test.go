@@ -198,17 +198,18 @@ func TestSignedAddressesTamperedAndExpired(t *testing.T) {
 			t.Errorf("tampered %s: reason %q", u, reason)
 		}
 	}
-	// Upload addresses live 15 minutes.
-	clk.Advance(15*time.Minute + time.Second)
+	// Upload addresses live 15 minutes; one re-issued meanwhile outlives the first.
+	clk.Advance(10 * time.Minute)
+	fresh, err := e.s.UploadURL(owner, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5*time.Minute + time.Second)
 	resp, body := put(t, upURL, "image/jpeg", bytes.NewReader(data))
 	if reason := envelope(t, resp, body, http.StatusForbidden); !strings.Contains(reason, "expired") {
 		t.Fatalf("expired upload: reason %q", reason)
 	}
-	// A fresh address works.
-	upURL, err = e.s.UploadURL(owner, a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	upURL = fresh
 	if resp, body := put(t, upURL, "image/jpeg", bytes.NewReader(data)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("fresh upload address: %d %s", resp.StatusCode, body)
 	}

@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/assets/signing"
@@ -42,6 +44,11 @@ type Service struct {
 
 	// newBlob starts an upload's blob; tests put a failing disk in its place.
 	newBlob func(limit int64) (blobWriter, error)
+
+	recvMu sync.Mutex
+	recv   map[string]int // uploads whose bytes are arriving, by asset
+
+	sweepEvery time.Duration // how often Serve looks for lapsed uploads
 }
 
 // blobWriter is what an upload writes its bytes through (a *blobs.Writer).
@@ -58,6 +65,10 @@ type record struct {
 	core.Asset
 	Thumbnail string `json:"thumbnail,omitempty"`      // sha256 of the thumbnail blob
 	Rejected  string `json:"uploadRejected,omitempty"` // why the last PUT was refused (over the size limit)
+	// UploadExpires is when a pending upload fails with upload_expired unless it
+	// is confirmed first (Unix seconds): its upload address's expiry, pushed on by
+	// a re-issued address or by bytes arriving.
+	UploadExpires int64 `json:"uploadExpires,omitempty"`
 }
 
 // New opens the asset store on db with its blobs under dataDir/blobs, and sweeps what
@@ -79,6 +90,7 @@ func New(db *store.DB, dataDir string, cfg Config) (*Service, error) {
 	s := &Service{
 		db: db, blobs: bs, cfg: cfg, signer: signer,
 		wake: make(chan struct{}, 1), claimed: map[string]bool{},
+		recv: map[string]int{}, sweepEvery: uploadSweepEvery,
 	}
 	s.newBlob = func(limit int64) (blobWriter, error) { return bs.Create(limit) }
 	s.SetBaseURL(cfg.BaseURL)
@@ -340,6 +352,10 @@ func (s *Service) Serve(ctx context.Context) error {
 		close(jobs)
 		wg.Wait()
 	}()
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); s.sweepUploads(sweepCtx) }()
+	defer func() { stopSweep(); <-swept }()
 	for {
 		pending, err := s.pendingJobs()
 		if err != nil {
@@ -503,4 +519,155 @@ func (s *Service) setStatus(j job, st core.AssetStatus, edit func(r *record)) bo
 	}
 	s.changed(*out)
 	return true
+}
+
+// uploadSweepEvery is how often Serve fails pending uploads whose address lapsed.
+// Confirming or re-issuing checks the deadline itself, so the sweep only decides how
+// soon an abandoned upload shows failed and gives its bytes back.
+const uploadSweepEvery = 30 * time.Second
+
+// receiving marks asset id's bytes as arriving until the returned func is called.
+func (s *Service) receiving(id string) func() {
+	s.recvMu.Lock()
+	s.recv[id]++
+	s.recvMu.Unlock()
+	return func() {
+		s.recvMu.Lock()
+		if s.recv[id]--; s.recv[id] <= 0 {
+			delete(s.recv, id)
+		}
+		s.recvMu.Unlock()
+	}
+}
+
+// overdue reports whether r is a pending upload whose deadline passed at now with no
+// bytes arriving.
+func (s *Service) overdue(r *record, now time.Time) bool {
+	if r.Kind != core.AssetUpload || r.Status != core.AssetPending {
+		return false
+	}
+	deadline := r.UploadExpires
+	if deadline == 0 { // declared before deadlines were recorded
+		deadline = s.uploadDeadline(r.UpdatedAt)
+	}
+	if now.Unix() < deadline {
+		return false
+	}
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	return s.recv[r.ID] == 0
+}
+
+// Records that may be pending uploads; the rest are skipped without decoding.
+var (
+	markUpload  = []byte(`"kind":"upload"`)
+	markPending = []byte(`"status":"pending"`)
+)
+
+// ExpireUploads fails every pending upload whose address lapsed before it was
+// confirmed (code upload_expired), giving back the bytes it had, and answers how
+// many. Serve calls it periodically.
+func (s *Service) ExpireUploads() (int, error) {
+	now := s.cfg.Now().UTC()
+	var due []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(store.BucketAssets).ForEach(func(_, v []byte) error {
+			if !bytes.Contains(v, markPending) || !bytes.Contains(v, markUpload) {
+				return nil
+			}
+			var r record
+			if json.Unmarshal(v, &r) == nil && s.overdue(&r, now) {
+				due = append(due, r.ID)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("assets: find lapsed uploads: %w", err)
+	}
+	n := 0
+	for _, id := range due {
+		expired, err := s.expire(id, now)
+		if err != nil {
+			return n, err
+		}
+		if expired {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// expireUpload fails owner's asset id if it is an overdue upload.
+func (s *Service) expireUpload(owner, id string, now time.Time) error {
+	var due bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r, err := owned(tx, owner, id)
+		if err == nil {
+			due = s.overdue(r, now)
+		}
+		return err
+	})
+	if err != nil || !due {
+		return err
+	}
+	_, err = s.expire(id, now)
+	return err
+}
+
+// expire moves asset id to failed with upload_expired if it is still overdue, in one
+// transaction, and drops its bytes when nothing else references them.
+func (s *Service) expire(id string, now time.Time) (bool, error) {
+	var out *core.Asset
+	var drop []string
+	s.blobMu.Lock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil || r == nil || !s.overdue(r, now) {
+			return err
+		}
+		if r.SHA256 != "" {
+			left, err := blobs.Unref(tx, r.SHA256)
+			if err != nil {
+				return err
+			}
+			if left == 0 {
+				drop = append(drop, r.SHA256)
+			}
+		}
+		r.SHA256, r.Size, r.Rejected = "", 0, ""
+		r.Status, r.Code = core.AssetFailed, core.CodeUploadExpired
+		r.Reason = "the upload address expired before the upload was confirmed; declare the asset again"
+		r.UpdatedAt = now
+		out = &r.Asset
+		return putRecord(tx, r)
+	})
+	if err == nil {
+		s.removeBlobs(drop)
+	}
+	s.blobMu.Unlock()
+	if err != nil {
+		return false, fmt.Errorf("expire upload %s: %w", id, err)
+	}
+	if out != nil {
+		s.changed(*out)
+	}
+	return out != nil, nil
+}
+
+// sweepUploads runs ExpireUploads every sweepEvery until ctx ends. A failed sweep is
+// retried at the next tick; the deadlines are in the records.
+func (s *Service) sweepUploads(ctx context.Context) {
+	t := time.NewTicker(s.sweepEvery)
+	defer t.Stop()
+	for {
+		if ctx.Err() == nil {
+			s.ExpireUploads()
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -67,34 +67,65 @@ func (s *Service) Declare(owner, filename, contentType string) (core.Asset, stri
 	r := &record{Asset: core.Asset{
 		ID: uuid.NewString(), Owner: owner, Kind: core.AssetUpload, Filename: name,
 		ContentType: ct, Status: core.AssetPending, CreatedAt: now, UpdatedAt: now,
-	}}
+	}, UploadExpires: s.uploadDeadline(now)}
 	if err := s.db.Update(func(tx *bolt.Tx) error { return putRecord(tx, r) }); err != nil {
 		return core.Asset{}, "", fmt.Errorf("declare asset: %w", err)
 	}
 	s.changed(r.Asset)
-	return r.Asset, s.signedURL("PUT", "upload", r.ID, s.cfg.UploadTTL.Seconds()), nil
+	return r.Asset, s.signedAt("PUT", "upload", r.ID, r.UploadExpires), nil
+}
+
+// uploadDeadline is when an upload address handed out at now expires (Unix seconds).
+func (s *Service) uploadDeadline(now time.Time) int64 {
+	return now.Unix() + int64(s.cfg.UploadTTL/time.Second)
 }
 
 // signedURL builds /storage/{what}/{id}?exp=&sig= on the base URL.
 func (s *Service) signedURL(method, what, id string, ttl float64) string {
-	exp := s.cfg.Now().Unix() + int64(ttl)
+	return s.signedAt(method, what, id, s.cfg.Now().Unix()+int64(ttl))
+}
+
+// signedAt is signedURL expiring at exp (Unix seconds).
+func (s *Service) signedAt(method, what, id string, exp int64) string {
 	q := url.Values{}
 	q.Set("exp", strconv.FormatInt(exp, 10))
 	q.Set("sig", s.signer.Sign(method, id, exp))
 	return s.baseURL() + "/storage/" + what + "/" + url.PathEscape(id) + "?" + q.Encode()
 }
 
-// UploadURL returns a fresh signed upload address for owner's pending upload, for a
-// client whose first address expired before it sent the bytes.
+// UploadURL returns a fresh signed upload address for owner's pending upload, valid
+// Config.UploadTTL, and gives the asset as long before it expires unconfirmed. An
+// upload whose address already lapsed has failed with upload_expired (Conflict).
 func (s *Service) UploadURL(owner, id string) (string, error) {
-	a, err := s.Get(owner, id)
+	now := s.cfg.Now().UTC()
+	if err := s.expireUpload(owner, id, now); err != nil {
+		return "", err
+	}
+	exp := s.uploadDeadline(now)
+	var out core.Asset
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		r, err := owned(tx, owner, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.Kind != core.AssetUpload:
+			return core.Conflict("asset %s is an %s and takes no uploaded bytes", id, r.Kind)
+		case r.Status == core.AssetFailed && r.Code == core.CodeUploadExpired:
+			return core.Conflict("the upload address of asset %s expired before the upload was confirmed; declare the asset again", id)
+		case r.Status != core.AssetPending:
+			return core.Conflict("asset %s takes no more bytes (status %s)", id, r.Status)
+		}
+		r.UploadExpires = max(r.UploadExpires, exp)
+		r.UpdatedAt = now
+		out = r.Asset
+		return putRecord(tx, r)
+	})
 	if err != nil {
 		return "", err
 	}
-	if a.Kind != core.AssetUpload || a.Status != core.AssetPending {
-		return "", core.Conflict("asset %s takes no more bytes (status %s)", id, a.Status)
-	}
-	return s.signedURL("PUT", "upload", id, s.cfg.UploadTTL.Seconds()), nil
+	s.changed(out)
+	return s.signedAt("PUT", "upload", id, exp), nil
 }
 
 // DownloadURL returns a signed download address for owner's ready asset and the
@@ -125,6 +156,9 @@ func (s *Service) tooLargeReason() string {
 }
 
 func (s *Service) upload(id, contentType string, body io.Reader, length int64) (blobs.Blob, error) {
+	// While its bytes arrive the asset does not expire: its address was valid when
+	// they started.
+	defer s.receiving(id)()
 	var declared string
 	err := s.db.View(func(tx *bolt.Tx) error {
 		r, err := getRecord(tx, id)
@@ -136,6 +170,9 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 		}
 		if r.Kind != core.AssetUpload {
 			return core.Conflict("asset %s is an %s and takes no uploaded bytes", id, r.Kind)
+		}
+		if r.Status == core.AssetFailed && r.Code == core.CodeUploadExpired {
+			return core.Conflict("the upload address of asset %s expired before the upload was confirmed; declare the asset again", id)
 		}
 		if r.Status != core.AssetPending {
 			return core.Conflict("asset %s was already confirmed (status %s); declare a new asset to upload other bytes", id, r.Status)
@@ -213,6 +250,8 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 		}
 		r.SHA256, r.Size, r.Rejected = b.Sum, b.Size, ""
 		r.UpdatedAt = s.cfg.Now().UTC()
+		// Bytes arrived: the client has a whole address lifetime to confirm them.
+		r.UploadExpires = max(r.UploadExpires, s.uploadDeadline(r.UpdatedAt))
 		out = &r.Asset
 		return putRecord(tx, r)
 	})
@@ -255,6 +294,7 @@ func (s *Service) reject(id string) error {
 		}
 		r.SHA256, r.Size, r.Rejected = "", 0, reason
 		r.UpdatedAt = s.cfg.Now().UTC()
+		r.UploadExpires = max(r.UploadExpires, s.uploadDeadline(r.UpdatedAt))
 		return putRecord(tx, r)
 	})
 	if err == nil && drop != "" {
@@ -269,8 +309,14 @@ func (s *Service) reject(id string) error {
 
 // Confirm tells the store that owner's upload is complete: the asset moves to
 // validating and is queued for ingest in the same transaction. Confirming again
-// returns the asset as it is.
+// returns the asset as it is; so does confirming an upload whose address lapsed
+// first, which has failed with upload_expired.
 func (s *Service) Confirm(owner, id string) (core.Asset, error) {
+	// An upload whose address lapsed unconfirmed has failed, whether or not the
+	// sweeper has been by.
+	if err := s.expireUpload(owner, id, s.cfg.Now().UTC()); err != nil {
+		return core.Asset{}, err
+	}
 	var a core.Asset
 	queued := false
 	err := s.db.Update(func(tx *bolt.Tx) error {

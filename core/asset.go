@@ -31,6 +31,8 @@ const (
 	CodeUnreadable          = "unreadable"
 	CodeFileTooLarge        = "file_too_large"
 	CodeResolutionTooLarge  = "resolution_too_large"
+	// CodeUploadExpired: the upload address lapsed before the upload was confirmed.
+	CodeUploadExpired = "upload_expired"
 )
 
 // ExportOptions are the request fields of POST /v1/assets/:id/exports.

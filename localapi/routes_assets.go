@@ -29,13 +29,13 @@ type declared struct {
 type assetStatus struct {
 	AssetID string           `json:"assetId"`
 	Status  core.AssetStatus `json:"status" enum:"pending,validating,processing,ready,failed"`
-	Code    string           `json:"code,omitempty" doc:"why ingest or the export failed: empty_file, content_type_mismatch, unsupported_format, unreadable, file_too_large, resolution_too_large"`
+	Code    string           `json:"code,omitempty" doc:"why ingest or the export failed: empty_file, content_type_mismatch, unsupported_format, unreadable, file_too_large, resolution_too_large, upload_expired (the upload address expired before the upload was confirmed)"`
 	Reason  string           `json:"reason,omitempty" doc:"the failure explained for people"`
 }
 
 type ingestStatus struct {
 	Status core.AssetStatus `json:"status" enum:"pending,validating,processing,ready,failed"`
-	Code   string           `json:"code,omitempty" doc:"when failed: empty_file, content_type_mismatch, unsupported_format, unreadable, file_too_large, resolution_too_large"`
+	Code   string           `json:"code,omitempty" doc:"when failed: empty_file, content_type_mismatch, unsupported_format, unreadable, file_too_large, resolution_too_large, upload_expired (the upload address expired before the upload was confirmed)"`
 	Reason string           `json:"reason,omitempty" doc:"when failed: the failure explained for people"`
 }
 
@@ -101,7 +101,9 @@ func (s *Server) assetRoutes() {
 		Method: http.MethodPost, Path: "/v1/assets", Status: http.StatusCreated,
 		Summary: "Declare an upload",
 		Description: "Records a pending asset and answers a signed upload address. PUT the bytes there, " +
-			"then confirm with POST /v1/assets/{id}/uploaded.",
+			"then confirm with POST /v1/assets/{id}/uploaded. An upload not confirmed by the time its address " +
+			"expires fails with code upload_expired; POST /v1/assets/{id}/upload-url re-issues the address " +
+			"of a pending asset.",
 		Request:  declareRequest{},
 		Response: declared{},
 		Handle: func(r *http.Request) (int, any, error) {
@@ -118,10 +120,31 @@ func (s *Server) assetRoutes() {
 		},
 	})
 	s.handle(Route{
+		Method: http.MethodPost, Path: "/v1/assets/{id}/upload-url",
+		Summary: "Re-issue the upload address of a pending asset",
+		Description: "Answers a new signed upload address, valid expiresIn seconds (15 minutes), and gives the " +
+			"asset as long before it expires: a declared upload that is not confirmed by the time its address " +
+			"expires fails with code upload_expired (bytes arriving push that on too). Only a pending upload " +
+			"takes a new address; any other asset, an expired one included, answers 409. Spends an upload " +
+			"token. (An extension of the interface.)",
+		Response: declared{},
+		Errors:   []int{http.StatusNotFound, http.StatusConflict},
+		Handle: func(r *http.Request) (int, any, error) {
+			id := PathVar(r, "id")
+			url, err := a.UploadURL(Owner(r), id)
+			if err != nil {
+				return 0, nil, err
+			}
+			return 0, declared{AssetID: id, UploadURL: url,
+				ExpiresIn: int(a.Config().UploadTTL / time.Second), Status: core.AssetPending}, nil
+		},
+	})
+	s.handle(Route{
 		Method: http.MethodPost, Path: "/v1/assets/{id}/uploaded", Status: http.StatusAccepted,
 		Summary: "Confirm an upload",
 		Description: "Tells the store the bytes are complete; ingest then validates and normalises them in the " +
-			"background (poll GET /v1/assets/{id}/status). Confirming again answers the asset as it is.",
+			"background (poll GET /v1/assets/{id}/status). Confirming again answers the asset as it is, and so " +
+			"does confirming after the upload address expired (failed, code upload_expired).",
 		Response: assetStatus{},
 		Errors:   []int{http.StatusNotFound, http.StatusConflict},
 		Handle: func(r *http.Request) (int, any, error) {

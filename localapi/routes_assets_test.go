@@ -73,6 +73,7 @@ type fullSetup struct {
 	engine engine.Config
 	bus    events.Config
 	steps  []pipeline.Step
+	assets assets.Config
 }
 
 type fullOption func(*fullSetup)
@@ -84,6 +85,7 @@ func withStep(st pipeline.Step) fullOption {
 }
 func withEngine(f func(*engine.Config)) fullOption { return func(s *fullSetup) { f(&s.engine) } }
 func withDir(dir string) fullOption                { return func(s *fullSetup) { s.dir = dir } }
+func withAssets(f func(*assets.Config)) fullOption { return func(s *fullSetup) { f(&s.assets) } }
 
 // startFull starts the whole stack; cleanup stops it in order.
 func startFull(t *testing.T, opts ...fullOption) *fullEnv {
@@ -111,13 +113,16 @@ func startFull(t *testing.T, opts ...fullOption) *fullEnv {
 	f := &fullEnv{testEnv: env, dir: dir, db: db}
 
 	var engMu sync.Mutex
-	f.assets, err = assets.New(db, dir, assets.Config{Workers: 2, OnDelete: func(a core.Asset) {
+	acfg := setup.assets
+	acfg.Workers = 2
+	acfg.OnDelete = func(a core.Asset) {
 		engMu.Lock()
 		defer engMu.Unlock()
 		if f.eng != nil {
 			f.eng.AssetDeleted(a)
 		}
-	}})
+	}
+	f.assets, err = assets.New(db, dir, acfg)
 	if err != nil {
 		t.Fatal(err)
 	}
