@@ -123,10 +123,10 @@ func (s *Server) assetRoutes() {
 		Method: http.MethodPost, Path: "/v1/assets/{id}/upload-url",
 		Summary: "Re-issue the upload address of a pending asset",
 		Description: "Answers a new signed upload address, valid expiresIn seconds (15 minutes), and gives the " +
-			"asset as long before it expires: a declared upload that is not confirmed by the time its address " +
-			"expires fails with code upload_expired (bytes arriving push that on too). Only a pending upload " +
+			"asset as long to live: a declared upload not confirmed by the time its address expires fails with " +
+			"code upload_expired (a finished PUT also leaves 15 minutes to confirm). Only a pending upload " +
 			"takes a new address; any other asset, an expired one included, answers 409. Spends an upload " +
-			"token. (An extension of the interface.)",
+			"token. An extension of the interface.",
 		Response: declared{},
 		Errors:   []int{http.StatusNotFound, http.StatusConflict},
 		Handle: func(r *http.Request) (int, any, error) {
