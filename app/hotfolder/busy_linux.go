@@ -42,9 +42,9 @@ func busyFiles(paths []string) map[string]string {
 }
 
 // lockedReason opens p and tests for flock and POSIX record locks that a writer
-// may hold.
+// may hold. It never follows a link put in the file's place, nor waits on a pipe.
 func lockedReason(p string) string {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		return fmt.Sprintf("cannot be opened: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 func busyFiles(paths []string) map[string]string {
 	out := map[string]string{}
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
 		if err != nil {
 			out[p] = fmt.Sprintf("cannot be opened: %v", err)
 			continue

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,22 +65,26 @@ type fileInfo struct {
 	domain  string // first path element for files in subfolders, "" for loose files
 	size    int64
 	mtimeNs int64
+	id      fileID // as listed, without following a link
 }
 
 // listFiles walks the input folder root (already resolved, see ResolveInput) and
 // returns the candidate files. Hidden folders, the folders in skip (the done,
 // errors and output folders, recognised as files so that a path through a link
-// names them too) and symbolic links are not entered. A missing or unreadable
-// input folder is an error (the caller pauses the folder).
-func listFiles(root string, skip []os.FileInfo) ([]fileInfo, error) {
+// names them too) are not entered. Symbolic links are neither entered nor taken,
+// whatever they lead to; they are returned apart (their paths relative to root),
+// hidden ones left out, for the log. A missing or unreadable input folder is an
+// error (the caller pauses the folder).
+func listFiles(root string, skip []os.FileInfo) ([]fileInfo, []string, error) {
 	st, err := os.Stat(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a folder", root)
+		return nil, nil, fmt.Errorf("%s is not a folder", root)
 	}
 	var out []fileInfo
+	var links []string
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -101,6 +106,9 @@ func listFiles(root string, skip []os.FileInfo) ([]fileInfo, error) {
 			}
 			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 && !strings.HasPrefix(name, ".") {
+			links = append(links, filepath.ToSlash(rel))
+		}
 		if !d.Type().IsRegular() || !takeable(name) {
 			return nil
 		}
@@ -113,13 +121,13 @@ func listFiles(root string, skip []os.FileInfo) ([]fileInfo, error) {
 		if i := strings.IndexByte(rel, '/'); i >= 0 {
 			domain = rel[:i]
 		}
-		out = append(out, fileInfo{rel: rel, domain: domain, size: info.Size(), mtimeNs: info.ModTime().UnixNano()})
+		out = append(out, fileInfo{rel: rel, domain: domain, size: info.Size(), mtimeNs: info.ModTime().UnixNano(), id: identity(info)})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, links, nil
 }
 
 // statDirs stats the folders that exist among paths, following links.
@@ -147,18 +155,16 @@ func skipped(d fs.DirEntry, skip []os.FileInfo) bool {
 	return false
 }
 
+// The checks below read an input file opened by openInput, never its name, so
+// that what they judge is what is hashed and imported.
+
 // hashFile returns the sha256 of a file and checks that its size is still the one
 // the scan saw.
-func hashFile(p string, size int64) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+func hashFile(f *os.File, size int64) (string, error) {
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, io.NewSectionReader(f, 0, math.MaxInt64))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
+		return "", fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	if n != size {
 		return "", errChanged
@@ -173,16 +179,11 @@ var errChanged = errors.New("the file changed while it was read")
 // from its last bytes: a JPEG ends with its EOI marker (some cameras pad after it,
 // so the last 4 kB are searched) and a PNG with its IEND chunk. Other formats are
 // trusted to the size and mtime check. "" means it looks whole.
-func incomplete(p string, size int64) string {
-	ext := strings.ToLower(filepath.Ext(p))
+func incomplete(f *os.File, size int64) string {
+	ext := strings.ToLower(filepath.Ext(f.Name()))
 	if ext != ".jpg" && ext != ".jpeg" && ext != ".png" {
 		return ""
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
 	n := min(size, 4096)
 	tail := make([]byte, n)
 	if _, err := f.ReadAt(tail, size-n); err != nil {
@@ -207,15 +208,10 @@ func incomplete(p string, size int64) string {
 // takes. A writer puts the header down first, so this needs no waiting. A file
 // too short to tell (an empty one, say) gets the benefit of the doubt here and is
 // judged by cutShort once it has stayed so.
-func notPhoto(p string, size int64) string {
+func notPhoto(f *os.File, size int64) string {
 	if size < minHead {
 		return ""
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
 	head := make([]byte, min(size, 4096))
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return ""
@@ -230,13 +226,8 @@ func notPhoto(p string, size int64) string {
 // reads all of a JPEG's data). A JPEG may carry more after its end marker (a phone's
 // motion photo appends its video), so a marker missing from the tail does not by
 // itself make a file cut short.
-func decodes(p string, size int64) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, _, err = codec.Decode(f, size, codec.DecodeOptions{ScaleToMaxEdge: 64, MaxPixels: -1})
+func decodes(f *os.File, size int64) bool {
+	_, _, err := codec.Decode(f, size, codec.DecodeOptions{ScaleToMaxEdge: 64, MaxPixels: -1})
 	return err == nil
 }
 
@@ -245,14 +236,14 @@ const minHead = 16
 
 // cutShort says why a file that stayed incomplete (see incomplete) or too short to
 // judge for the cut-short time is not a photo.
-func cutShort(p string, size int64) string {
+func cutShort(f *os.File, size int64) string {
 	if size < minHead {
 		return fmt.Sprintf("not a photo: the file holds only %d bytes", size)
 	}
-	if reason := notPhoto(p, size); reason != "" {
+	if reason := notPhoto(f, size); reason != "" {
 		return reason
 	}
-	ext := strings.ToUpper(strings.TrimPrefix(filepath.Ext(p), "."))
+	ext := strings.ToUpper(strings.TrimPrefix(filepath.Ext(f.Name()), "."))
 	if ext == "JPEG" {
 		ext = "JPG"
 	}

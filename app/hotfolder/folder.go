@@ -48,6 +48,7 @@ type folder struct {
 	firstWait  map[string]time.Time // domain -> when its oldest unassigned file settled
 	watcher    *fsnotify.Watcher
 	watched    map[string]bool
+	links      map[string]bool // symbolic links in the input, logged once each
 }
 
 // tracked is a file seen by the scan that is not journaled yet.
@@ -55,7 +56,8 @@ type tracked struct {
 	domain  string
 	size    int64
 	mtimeNs int64
-	since   time.Time // when size and mtime took these values
+	id      fileID
+	since   time.Time // when size, mtime and identity took these values
 	busy    string    // why it was not taken at the last check
 }
 
@@ -351,10 +353,11 @@ func (f *folder) list() ([]fileInfo, []string, error) {
 		f.log.Info("the input folder is a link; watching the folder it leads to", "input", f.cfg.Input, "folder", root)
 	}
 	skip := statDirs([]string{f.cfg.Done, f.cfg.Errors, f.cfg.Output})
-	files, err := listFiles(root, skip)
+	files, links, err := listFiles(root, skip)
 	if err != nil {
 		return nil, nil, err
 	}
+	f.noteLinks(links)
 	dirs := map[string]bool{root: true}
 	for _, fi := range files {
 		d := filepath.Dir(filepath.Join(root, filepath.FromSlash(fi.rel)))
@@ -372,6 +375,19 @@ func (f *folder) list() ([]fileInfo, []string, error) {
 		}
 	}
 	return files, slices.Sorted(maps.Keys(dirs)), nil
+}
+
+// noteLinks logs each symbolic link in the input once: it is never followed or
+// taken, and whoever put it there may expect otherwise.
+func (f *folder) noteLinks(links []string) {
+	seen := make(map[string]bool, len(links))
+	for _, rel := range links {
+		seen[rel] = true
+		if !f.links[rel] {
+			f.log.Warn("symbolic link not taken: links in the input folder are never followed", "file", rel)
+		}
+	}
+	f.links = seen
 }
 
 // inputDir is the real input folder that files are read from, moved and deleted
@@ -452,7 +468,7 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 	for _, fi := range list {
 		present[fi.rel] = true
 		if e := f.files[fi.rel]; e != nil {
-			if e.Size == fi.size && e.MtimeNs == fi.mtimeNs {
+			if e.Size == fi.size && e.MtimeNs == fi.mtimeNs && (!e.known() || e.fileID == fi.id) {
 				delete(f.tracked, fi.rel)
 				continue // known, as it was
 			}
@@ -461,8 +477,8 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 			}
 		}
 		t := f.tracked[fi.rel]
-		if t == nil || t.size != fi.size || t.mtimeNs != fi.mtimeNs {
-			f.tracked[fi.rel] = &tracked{domain: fi.domain, size: fi.size, mtimeNs: fi.mtimeNs, since: now}
+		if t == nil || t.size != fi.size || t.mtimeNs != fi.mtimeNs || t.id != fi.id {
+			f.tracked[fi.rel] = &tracked{domain: fi.domain, size: fi.size, mtimeNs: fi.mtimeNs, id: fi.id, since: now}
 			f.lastChange[fi.domain] = now
 			next = earliest(next, now.Add(f.cfg.Settle))
 			continue
@@ -552,56 +568,28 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 	out := map[string]*fileEntry{}
 	for i, fi := range due {
 		t := f.tracked[fi.rel]
-		p := paths[i]
 		waited := now.Sub(t.since)
-		reason := busy[p]
-		bad := ""
-		if reason == "" {
-			if bad = notPhoto(p, fi.size); bad == "" {
-				if fi.size < minHead {
-					reason = "too short to tell what it is yet"
-				} else {
-					reason = incomplete(p, fi.size)
-				}
-				if reason != "" && waited >= f.cutShortAfter() {
-					if fi.size >= minHead && decodes(p, fi.size) {
-						reason = "" // whole, with data after its end marker
-					} else {
-						bad, reason = cutShort(p, fi.size), ""
-					}
-				}
-			}
-		}
-		if reason != "" && waited < f.cfg.MaxWait {
-			if t.busy != reason {
-				f.log.Debug("file not taken yet", "file", fi.rel, "reason", reason)
-			}
-			t.busy = reason
-			continue
-		}
-		if reason != "" {
-			// Still written to after MaxWait: taken as it is now.
-			if bad = notPhoto(p, fi.size); bad == "" && (fi.size < minHead || (incomplete(p, fi.size) != "" && !decodes(p, fi.size))) {
-				bad = cutShort(p, fi.size)
-			}
-		}
-		sum, err := hashFile(p, fi.size)
+		fh, _, err := openInput(paths[i], fi.id)
 		if err != nil {
-			// Changed or vanished while read: track it afresh.
-			delete(f.tracked, fi.rel)
+			switch {
+			case isReplaced(err):
+				f.log.Warn("file not taken", "file", fi.rel, "reason", err)
+				delete(f.tracked, fi.rel)
+			case errors.Is(err, errChanged), errors.Is(err, os.ErrNotExist), waited >= f.cfg.MaxWait:
+				delete(f.tracked, fi.rel) // replaced or gone since the listing: tracked afresh
+			default:
+				t.busy = fmt.Sprintf("cannot be opened: %v", unwrapPath(err))
+			}
 			continue
 		}
-		delete(f.tracked, fi.rel)
-		f.mu.Lock()
-		old := f.files[fi.rel]
-		f.mu.Unlock()
-		e := &fileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, SHA256: sum, Seen: now, Bad: bad}
-		if old != nil && old.SHA256 == sum {
-			e.Scene, e.Seen = old.Scene, old.Seen // touched, not changed: still the same file
+		e := f.takeOpen(now, t, fi, fh, busy[paths[i]])
+		fh.Close()
+		if e == nil {
+			continue
 		}
 		out[fi.rel] = e
-		if bad != "" && e.Scene == "" {
-			f.log.Warn("not a usable photo: it goes to the errors folder on its own", "file", fi.rel, "reason", bad)
+		if e.Bad != "" && e.Scene == "" {
+			f.log.Warn("not a usable photo: it goes to the errors folder on its own", "file", fi.rel, "reason", e.Bad)
 			continue
 		}
 		if e.Scene == "" {
@@ -611,6 +599,56 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 		}
 	}
 	return out
+}
+
+// takeOpen judges and hashes one settled file, opened as listed (see openInput):
+// nil while it is not taken yet or after it changed as it was read.
+func (f *folder) takeOpen(now time.Time, t *tracked, fi fileInfo, fh *os.File, busy string) *fileEntry {
+	waited := now.Sub(t.since)
+	reason := busy
+	bad := ""
+	if reason == "" {
+		if bad = notPhoto(fh, fi.size); bad == "" {
+			if fi.size < minHead {
+				reason = "too short to tell what it is yet"
+			} else {
+				reason = incomplete(fh, fi.size)
+			}
+			if reason != "" && waited >= f.cutShortAfter() {
+				if fi.size >= minHead && decodes(fh, fi.size) {
+					reason = "" // whole, with data after its end marker
+				} else {
+					bad, reason = cutShort(fh, fi.size), ""
+				}
+			}
+		}
+	}
+	if reason != "" && waited < f.cfg.MaxWait {
+		if t.busy != reason {
+			f.log.Debug("file not taken yet", "file", fi.rel, "reason", reason)
+		}
+		t.busy = reason
+		return nil
+	}
+	if reason != "" {
+		// Still written to after MaxWait: taken as it is now.
+		if bad = notPhoto(fh, fi.size); bad == "" && (fi.size < minHead || (incomplete(fh, fi.size) != "" && !decodes(fh, fi.size))) {
+			bad = cutShort(fh, fi.size)
+		}
+	}
+	sum, err := hashFile(fh, fi.size)
+	delete(f.tracked, fi.rel) // taken, or changed while read: tracked afresh
+	if err != nil {
+		return nil
+	}
+	f.mu.Lock()
+	old := f.files[fi.rel]
+	f.mu.Unlock()
+	e := &fileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, fileID: fi.id, SHA256: sum, Seen: now, Bad: bad}
+	if old != nil && old.SHA256 == sum {
+		e.Scene, e.Seen = old.Scene, old.Seen // touched, not changed: still the same file
+	}
+	return e
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -83,7 +83,7 @@ func (f *folder) group(domain string, rels []string, holes map[string]*hole, now
 	defer f.mu.Unlock()
 	ref := func(rel string) fileRef {
 		e := f.files[rel]
-		return fileRef{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, SHA256: e.SHA256}
+		return fileRef{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, fileID: e.fileID, SHA256: e.SHA256}
 	}
 	var out []*sceneRecord
 	placedTwin := map[string]bool{}
@@ -140,7 +140,7 @@ func (f *folder) badScene(rel string, now time.Time) (*sceneRecord, *hole) {
 	s := &sceneRecord{
 		ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
 		Naming: f.cfg.Naming, Formed: now, Label: stemOf(rel),
-		Files: []fileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, SHA256: e.SHA256}},
+		Files: []fileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, fileID: e.fileID, SHA256: e.SHA256}},
 		Stage: stageFinished, Outcome: outcomeFailed, ErrorCode: "input_unreadable",
 		Error: fmt.Sprintf("%s: %s", rel, e.Bad), Finished: now,
 	}

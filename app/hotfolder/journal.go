@@ -24,11 +24,14 @@ import (
 //
 // A file's identity is its path with its size, mtime and sha256: the same path with
 // a new size or mtime is hashed again, and only different bytes make it a new file.
+// Its device and inode (see open.go) tell the file that was read from one that took
+// its name since: such a file is read again, and a link is never read.
 
 // fileEntry is a file of the input folder that settled and was hashed.
 type fileEntry struct {
 	Size    int64     `json:"size"`
 	MtimeNs int64     `json:"mtimeNs"`
+	fileID            // as listed: a name that leads to another file is not this one
 	SHA256  string    `json:"sha256"`
 	Scene   string    `json:"scene,omitempty"` // the scene it belongs to; "" while waiting for one
 	Seen    time.Time `json:"seen"`
@@ -69,6 +72,7 @@ type fileRef struct {
 	Rel     string `json:"path"` // relative to the input folder
 	Size    int64  `json:"size"`
 	MtimeNs int64  `json:"mtimeNs"`
+	fileID         // the file read and the only one moved or deleted
 	SHA256  string `json:"sha256"`
 }
 
@@ -98,6 +102,9 @@ type sceneRecord struct {
 	ErrorCode   string            `json:"errorCode,omitempty"`
 	// Warning says the scene is made without brackets that could not be used.
 	Warning string `json:"warning,omitempty"`
+	// Left are inputs that were replaced after they settled (see open.go): not read,
+	// and left in the input folder.
+	Left []string `json:"left,omitempty"`
 
 	// Writing is the name chosen for the output (or error report) before it is
 	// linked into place; Output is the name once it is there.

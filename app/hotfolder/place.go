@@ -28,7 +28,7 @@ func place(dir, stem, ext, temp string, intent func(name string) error, write fu
 	if err := writeTemp(tmp, write); err != nil {
 		return "", err
 	}
-	name, err := link(dir, stem, ext, tmp, intent)
+	name, err := link(dir, stem, ext, tmp, intent, nil)
 	if err != nil {
 		os.Remove(tmp)
 		return "", err
@@ -36,8 +36,10 @@ func place(dir, stem, ext, temp string, intent func(name string) error, write fu
 	return name, nil
 }
 
-// link gives the synced temporary file tmp its final name in dir.
-func link(dir, stem, ext, tmp string, intent func(name string) error) (string, error) {
+// link gives the synced temporary file tmp its final name in dir. verify, when
+// given, checks what the name then holds (a hard link is made to whatever tmp is
+// at that moment) before tmp is removed; a refused file is unlinked again.
+func link(dir, stem, ext, tmp string, intent func(name string) error, verify func(os.FileInfo) error) (string, error) {
 	for n := 1; n < 10000; n++ {
 		name := candidate(stem, ext, n)
 		final := filepath.Join(dir, name)
@@ -52,6 +54,16 @@ func link(dir, stem, ext, tmp string, intent func(name string) error) (string, e
 		err := os.Link(tmp, final)
 		switch {
 		case err == nil:
+			if verify != nil {
+				fi, err := os.Lstat(final)
+				if err == nil {
+					err = verify(fi)
+				}
+				if err != nil {
+					os.Remove(final)
+					return "", err
+				}
+			}
 			os.Remove(tmp)
 			syncDir(dir)
 			return name, nil
@@ -60,6 +72,17 @@ func link(dir, stem, ext, tmp string, intent func(name string) error) (string, e
 		case linkUnsupported(err):
 			if _, err := os.Lstat(final); err == nil {
 				continue
+			}
+			if verify != nil {
+				// No hard links (FAT, some shares; no symbolic links there either):
+				// the name is checked just before the rename.
+				fi, err := os.Lstat(tmp)
+				if err == nil {
+					err = verify(fi)
+				}
+				if err != nil {
+					return "", err
+				}
 			}
 			if err := os.Rename(tmp, final); err != nil {
 				return "", fmt.Errorf("rename into %s: %w", final, err)
@@ -147,8 +170,10 @@ func writeJSON(v any) func(io.Writer) error {
 // moveFile moves src to dstDir/rel without replacing anything: the name gets a
 // suffix when taken. Across file systems it copies (synced) and then removes src.
 // A src already linked into dstDir by an interrupted move is recognised and only
-// removed. It returns the destination.
-func moveFile(src, dstDir, rel string) (string, error) {
+// removed. It moves only a regular file with the identity want (when known): a
+// link or another file swapped in at src is refused, and never followed. It
+// returns the destination.
+func moveFile(src, dstDir, rel string, want fileID) (string, error) {
 	dst := filepath.Join(dstDir, filepath.FromSlash(rel))
 	dir := filepath.Dir(dst)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -157,6 +182,18 @@ func moveFile(src, dstDir, rel string) (string, error) {
 	stem, ext := stemOf(dst), filepath.Ext(dst)
 	si, err := os.Lstat(src)
 	if err != nil {
+		return "", err
+	}
+	verify := func(fi os.FileInfo) error {
+		if err := replaced(fi); err != nil {
+			return err
+		}
+		if want.known() && identity(fi) != want {
+			return errReplaced
+		}
+		return nil
+	}
+	if err := verify(si); err != nil {
 		return "", err
 	}
 	if links(si) > 1 {
@@ -174,7 +211,7 @@ func moveFile(src, dstDir, rel string) (string, error) {
 			}
 		}
 	}
-	name, err := link(dir, stem, ext, src, nil)
+	name, err := link(dir, stem, ext, src, nil, verify)
 	if err == nil {
 		syncDir(filepath.Dir(src))
 		return filepath.Join(dir, name), nil
@@ -185,7 +222,7 @@ func moveFile(src, dstDir, rel string) (string, error) {
 	// Another file system: copy to a temporary name there, then place it.
 	tmp := filepath.Join(dir, "."+filepath.Base(dst)+".porchlight-move.tmp")
 	if err := writeTemp(tmp, func(w io.Writer) error {
-		in, err := os.Open(src)
+		in, _, err := openInput(src, identity(si))
 		if err != nil {
 			return err
 		}
@@ -195,10 +232,16 @@ func moveFile(src, dstDir, rel string) (string, error) {
 	}); err != nil {
 		return "", err
 	}
-	name, err = link(dir, stem, ext, tmp, nil)
+	name, err = link(dir, stem, ext, tmp, nil, nil)
 	if err != nil {
 		os.Remove(tmp)
 		return "", err
+	}
+	if fi, err := os.Lstat(src); err != nil || verify(fi) != nil {
+		// Swapped since it was copied: the copy is of the file that was read, and
+		// what now has its name is left alone.
+		syncDir(filepath.Dir(src))
+		return filepath.Join(dir, name), nil
 	}
 	if err := os.Remove(src); err != nil {
 		return "", fmt.Errorf("remove %s after copying it: %w", src, err)

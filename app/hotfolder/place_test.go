@@ -78,7 +78,7 @@ func TestMoveFileKeepsBothOnCollisionAndRecoversAHalfMove(t *testing.T) {
 	os.WriteFile(filepath.Join(done, "sub", "a.jpg"), []byte("earlier"), 0o644)
 	src := filepath.Join(in, "sub", "a.jpg")
 	os.WriteFile(src, []byte("now"), 0o644)
-	dst, err := moveFile(src, done, "sub/a.jpg")
+	dst, err := moveFile(src, done, "sub/a.jpg", idOf(t, src))
 	if err != nil || dst != filepath.Join(done, "sub", "a-2.jpg") {
 		t.Fatalf("move: %q %v", dst, err)
 	}
@@ -90,7 +90,7 @@ func TestMoveFileKeepsBothOnCollisionAndRecoversAHalfMove(t *testing.T) {
 	src2 := filepath.Join(in, "b.jpg")
 	os.WriteFile(src2, []byte("b"), 0o644)
 	os.Link(src2, filepath.Join(done, "b.jpg"))
-	dst, err = moveFile(src2, done, "b.jpg")
+	dst, err = moveFile(src2, done, "b.jpg", idOf(t, src2))
 	if err != nil || dst != filepath.Join(done, "b.jpg") {
 		t.Fatalf("half move: %q %v", dst, err)
 	}

@@ -20,11 +20,11 @@ func journalScene(t *testing.T, e *env, c Config, owner, name string) (*sceneRec
 	drop(t, c.Input, name, data)
 	st, _ := os.Stat(filepath.Join(c.Input, name))
 	sum := sha256.Sum256(data)
-	entry := &fileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}
+	entry := &fileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), fileID: identity(st), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}
 	s := &sceneRecord{
 		ID: uuid.NewString(), Owner: owner, Format: "jpeg", Naming: DefaultNaming, Formed: time.Now(),
 		Stage: stageGrouped, Label: stemOf(name),
-		Files: []fileRef{{Rel: name, Size: entry.Size, MtimeNs: entry.MtimeNs, SHA256: entry.SHA256}},
+		Files: []fileRef{{Rel: name, Size: entry.Size, MtimeNs: entry.MtimeNs, fileID: entry.fileID, SHA256: entry.SHA256}},
 	}
 	j := journal{db: e.db, folder: c.Name}
 	if _, err := j.formScenes([]*sceneRecord{s}, map[string]*fileEntry{name: entry}, nil, nil); err != nil {

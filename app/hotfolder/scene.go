@@ -112,6 +112,13 @@ func (f *folder) upload(it item, s *sceneRecord) error {
 			cleanup()
 			f.svc.follow.releaseUpload(it)
 			return f.fail(s, "input_missing", fmt.Sprintf("%s was removed from the input folder before it was imported", ref.Rel))
+		case isReplaced(err):
+			// The photo is lost to the studio: fail the scene, saying so, rather
+			// than quietly make it without that bracket.
+			cleanup()
+			f.svc.follow.releaseUpload(it)
+			s.Left = append(s.Left, ref.Rel)
+			return f.fail(s, "input_replaced", fmt.Sprintf("%s: %v", ref.Rel, err))
 		case core.KindOf(err) == core.KindInvalid:
 			cleanup()
 			f.svc.follow.releaseUpload(it)
@@ -131,9 +138,11 @@ func (f *folder) upload(it item, s *sceneRecord) error {
 }
 
 // addFile uploads one file, checking on the way that its bytes are the hashed ones.
+// It reads only the file that settled (see openInput): another file under its name
+// is errChanged, and a link or other non-file a *replacedError.
 func (f *folder) addFile(owner string, ref fileRef) (string, error) {
 	p := f.abs(ref.Rel)
-	fh, err := os.Open(p)
+	fh, _, err := openInput(p, ref.fileID)
 	if err != nil {
 		return "", err
 	}
@@ -340,9 +349,10 @@ func (f *folder) handleOriginals(s *sceneRecord) error {
 	case OriginalsDelete:
 		for _, ref := range s.allFiles() {
 			p := f.abs(ref.Rel)
-			if !f.stillOurs(p, ref) {
+			if _, ok := f.stillOurs(p, ref); !ok {
 				continue
 			}
+			// Remove unlinks the name, a link itself were one swapped in since.
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("delete %s: %w", ref.Rel, err)
 			}
@@ -352,11 +362,35 @@ func (f *folder) handleOriginals(s *sceneRecord) error {
 	return nil
 }
 
-// stillOurs reports whether the file at p is the one the scene took (a file dropped
-// since under the same name is not touched).
-func (f *folder) stillOurs(p string, ref fileRef) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Size() == ref.Size && st.ModTime().UnixNano() == ref.MtimeNs
+// stillOurs reports whether the file at p is the one the scene took, looking at the
+// name itself, and returns its identity: a file dropped since under the same name
+// is not touched, nor is a link put there (logged, as it may be an attempt to have
+// another file moved). A regular file with the size and time of the one read but
+// another identity (a drive mounted again can number its files anew) is ours when
+// its bytes are those that were read: moving it moves nothing else.
+func (f *folder) stillOurs(p string, ref fileRef) (fileID, bool) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fileID{}, false
+	}
+	if err := replaced(st); err != nil {
+		f.log.Warn("input left in the input folder", "file", ref.Rel, "reason", err)
+		return fileID{}, false
+	}
+	if st.Size() != ref.Size || st.ModTime().UnixNano() != ref.MtimeNs {
+		return fileID{}, false
+	}
+	id := identity(st)
+	if !ref.known() || id == ref.fileID {
+		return id, true
+	}
+	fh, _, err := openInput(p, id)
+	if err != nil {
+		return fileID{}, false
+	}
+	defer fh.Close()
+	sum, err := hashFile(fh, ref.Size)
+	return id, err == nil && sum == ref.SHA256
 }
 
 // inputReachable fails while the input folder is away: its files cannot be moved
@@ -389,10 +423,11 @@ func (f *folder) moveInputs(s *sceneRecord, dst string) error {
 	}
 	for _, ref := range s.allFiles() {
 		p := f.abs(ref.Rel)
-		if !f.stillOurs(p, ref) {
+		id, ok := f.stillOurs(p, ref)
+		if !ok {
 			continue // moved already, or replaced by a newer file
 		}
-		if _, err := moveFile(p, dst, ref.Rel); err != nil {
+		if _, err := moveFile(p, dst, ref.Rel, id); err != nil {
 			return fmt.Errorf("move %s to %s: %w", ref.Rel, dst, err)
 		}
 	}

@@ -11,6 +11,10 @@
 // order, submitted as soon as its inputs are ingested, so the first results arrive
 // while a large drop is still being read and one bad file fails only its scene.
 //
+// The input folder may be a symbolic link; it is resolved again at every scan (see
+// ResolveInput). Links inside it are never followed nor taken, and a file is read,
+// moved or deleted only while it is the very file the scan listed (see open.go).
+//
 // Every step is journaled in bbolt (see journal.go) before and after it acts, and
 // every action can be repeated: after a crash the journal says where each scene
 // stood, orders are submitted with an Idempotency-Key derived from the scene and its

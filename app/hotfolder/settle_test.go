@@ -33,12 +33,12 @@ func TestIncompleteByEndMarker(t *testing.T) {
 	data := readPhoto(t, photoBedroom...)
 	whole := filepath.Join(dir, "whole.jpg")
 	os.WriteFile(whole, data, 0o644)
-	if r := incomplete(whole, int64(len(data))); r != "" {
+	if r := incomplete(openTest(t, whole), int64(len(data))); r != "" {
 		t.Fatalf("a whole JPEG reported incomplete: %s", r)
 	}
 	cut := filepath.Join(dir, "cut.jpg")
 	os.WriteFile(cut, data[:len(data)/2], 0o644)
-	if r := incomplete(cut, int64(len(data)/2)); r == "" {
+	if r := incomplete(openTest(t, cut), int64(len(data)/2)); r == "" {
 		t.Fatal("half a JPEG reported whole")
 	}
 }

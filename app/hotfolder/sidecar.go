@@ -2,6 +2,7 @@ package hotfolder
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,11 @@ func errorText(folder string, s *sceneRecord) string {
 	}
 	b.WriteString("\nInputs (moved into this folder):\n")
 	for _, f := range s.Files {
-		fmt.Fprintf(&b, "  %s\n", f.Rel)
+		if slices.Contains(s.Left, f.Rel) {
+			fmt.Fprintf(&b, "  %s (not read, and left in the input folder: it is no longer the file that was dropped)\n", f.Rel)
+		} else {
+			fmt.Fprintf(&b, "  %s\n", f.Rel)
+		}
 	}
 	for _, f := range s.Extras {
 		fmt.Fprintf(&b, "  %s (JPEG twin)\n", f.Rel)

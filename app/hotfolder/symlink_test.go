@@ -1,12 +1,21 @@
 package hotfolder
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/porchlight/porchlight/core"
 )
 
 // linkedConfig is folderConfig with the input given as a symbolic link (root/in) to
@@ -108,5 +117,366 @@ func TestDanglingAndRetargetedInputLink(t *testing.T) {
 	}
 	if got := filesIn(t, first); !slices.Equal(got, []string{"_done/room.jpg"}) {
 		t.Fatalf("old target: %v", got)
+	}
+}
+
+// spyAssets is the asset store, keeping what every Add read, so that a test can
+// tell whether a file's bytes were ever read.
+type spyAssets struct {
+	Assets
+	mu   sync.Mutex
+	read [][]byte
+}
+
+func (s *spyAssets) Add(owner, filename, contentType string, body io.Reader) (core.Asset, error) {
+	var buf bytes.Buffer
+	a, err := s.Assets.Add(owner, filename, contentType, io.TeeReader(body, &buf))
+	s.mu.Lock()
+	s.read = append(s.read, buf.Bytes())
+	s.mu.Unlock()
+	return a, err
+}
+
+// saw reports whether any Add read data.
+func (s *spyAssets) saw(data []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.read {
+		if bytes.Equal(r, data) {
+			return true
+		}
+	}
+	return false
+}
+
+// startSpied is startLogged with the asset store watched.
+func (e *env) startSpied(logs *logBuffer, cfgs ...Config) *spyAssets {
+	e.t.Helper()
+	spy := &spyAssets{Assets: e.assets}
+	svc, err := New(cfgs, Deps{DB: e.db, Engine: e.engine, Assets: spy, Keys: e.keys, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.svc = svc
+	ctx, cancel := context.WithCancel(context.Background())
+	prev := e.cancel
+	e.cancel = func() { cancel(); prev() }
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if err := svc.Serve(ctx); err != nil {
+			e.t.Errorf("hot folders: %v", err)
+		}
+	}()
+	return spy
+}
+
+// secretLike writes, outside the input folder, a private file (a key, another
+// user's file) with the size and modification time of the file at p, as someone
+// who swaps p for a link to it would pick, and returns its path and bytes.
+func secretLike(t *testing.T, p string) (string, []byte) {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+	data = append(data, bytes.Repeat([]byte("k"), int(st.Size())-len(data))...)
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	if err := os.WriteFile(secret, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(secret, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	return secret, data
+}
+
+// swapForLink replaces the file at p by a symbolic link to target at once.
+func swapForLink(t *testing.T, p, target string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(p), ".swap")
+	if err := os.Symlink(target, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stillLink fails unless p is still a symbolic link to target, whose bytes are
+// still data.
+func stillLink(t *testing.T, p, target string, data []byte) {
+	t.Helper()
+	if got, err := os.Readlink(p); err != nil || got != target {
+		t.Errorf("the link %s was touched: %q, %v", p, got, err)
+	}
+	if got, err := os.ReadFile(target); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("the link's target %s was touched: %v", target, err)
+	}
+}
+
+// A settled photo swapped for a link between the listing and the reading (the
+// hashing and the checks of a scan) is not read through the link.
+func TestFileSwappedForALinkBeforeItIsReadIsNotRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	svc, err := New([]Config{c}, Deps{DB: e.db, Engine: e.engine, Assets: e.assets, Keys: e.keys, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := svc.byName["studio"]
+	p := filepath.Join(c.Input, "room.jpg")
+	drop(t, c.Input, "room.jpg", readPhoto(t, photoBedroom...))
+	secret, data := secretLike(t, p)
+
+	list, _, err := f.list()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("listing: %v, %v", list, err)
+	}
+	now := time.Now()
+	f.scan(now, list) // seen: it settles from now
+	swapForLink(t, p, secret)
+	f.scan(now.Add(c.Settle), list) // settled as listed; read now
+
+	f.mu.Lock()
+	got := f.files["room.jpg"]
+	f.mu.Unlock()
+	if got != nil {
+		sum := sha256.Sum256(data)
+		t.Fatalf("the file was read through the link (its secret's sha256 is %x): %+v", sum, got)
+	}
+	stillLink(t, p, secret, data)
+}
+
+// A photo that settled and was grouped, then replaced by a link before it was
+// imported, is not read: its scene fails into the errors folder with a report
+// saying so, and the link is left where it is, neither moved nor followed.
+func TestSettledPhotoReplacedByALinkFailsItsSceneUnread(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	owner, err := ownerKey(e.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journalScene(t, e, c, owner, "room.jpg")
+	p := filepath.Join(c.Input, "room.jpg")
+	secret, data := secretLike(t, p)
+	swapForLink(t, p, secret)
+
+	logs := &logBuffer{}
+	spy := e.startSpied(logs, c)
+	waitFor(t, 30*time.Second, "the scene to fail", func() bool { return e.status("studio").Failed == 1 })
+
+	if spy.saw(data) {
+		t.Error("the link's target was read into the asset store")
+	}
+	report := errorReport(c, "room")
+	t.Log("\n" + report)
+	for _, want := range []string{"room.jpg", "symbolic link", "not read", "input_replaced"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the error report lacks %q:\n%s", want, report)
+		}
+	}
+	if got := filesIn(t, filepath.Join(c.Input, DefaultErrors)); !slices.Equal(got, []string{"room.error.json", "room.error.txt"}) {
+		t.Errorf("errors folder: %v", got)
+	}
+	stillLink(t, p, secret, data)
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "symbolic link") {
+		t.Errorf("the log does not tell:\n%s", l)
+	}
+}
+
+// Moving originals acts only on the file that was read: a failed scene's input
+// replaced by a link (with the size and time it had) is not moved to the errors
+// folder, nor is what the link leads to.
+func TestOriginalsMoveOnlyTheFileThatWasRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	owner, err := ownerKey(e.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, j := journalScene(t, e, c, owner, "room.jpg")
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
+	if err := j.putScene(s); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(c.Input, "room.jpg")
+	secret, data := secretLike(t, p)
+	swapForLink(t, p, secret)
+
+	e.start(c)
+	waitFor(t, 30*time.Second, "the failed scene", func() bool { return e.status("studio").Failed == 1 })
+	if got := filesIn(t, filepath.Join(c.Input, DefaultErrors)); !slices.Equal(got, []string{"room.error.json", "room.error.txt"}) {
+		t.Errorf("errors folder: %v", got)
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Join(c.Input, DefaultErrors), "room.jpg")); err == nil {
+		t.Error("the link was moved into the errors folder")
+	}
+	stillLink(t, p, secret, data)
+}
+
+// Links inside the input folder are never followed: a linked folder is not walked
+// and a linked photo is not taken, each logged once; the photos beside them are.
+func TestLinksInsideTheInputAreNeverFollowed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	outside := t.TempDir()
+	kitchen := readPhoto(t, photoKitchen...)
+	drop(t, outside, "shoot/kitchen.jpg", kitchen)
+	drop(t, outside, "private.jpg", kitchen)
+	for link, target := range map[string]string{"shoot": "shoot", "private.jpg": "private.jpg"} {
+		if err := os.Symlink(filepath.Join(outside, target), filepath.Join(c.Input, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop(t, c.Input, "room.jpg", readPhoto(t, photoBedroom...))
+
+	logs := &logBuffer{}
+	spy := e.startSpied(logs, c)
+	waitFor(t, 30*time.Second, "the photo beside the links", func() bool { return e.settledCount("studio") == 1 })
+	if got := outputs(t, c.Output); !slices.Equal(got, []string{"room.jpg"}) {
+		t.Errorf("outputs: %v", got)
+	}
+	if spy.saw(kitchen) {
+		t.Error("a photo behind a link was imported")
+	}
+	if got := filesIn(t, outside); !slices.Equal(got, []string{"private.jpg", "shoot/kitchen.jpg"}) {
+		t.Errorf("the links' targets were touched: %v", got)
+	}
+	for _, name := range []string{"shoot", "private.jpg"} {
+		if fi, err := os.Lstat(filepath.Join(c.Input, name)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link %s was touched: %v", name, err)
+		}
+	}
+	l := logs.String()
+	for _, name := range []string{"shoot", "private.jpg"} {
+		if strings.Count(l, "file="+name) != 1 {
+			t.Errorf("the link %s is not logged once:\n%s", name, l)
+		}
+	}
+}
+
+// idOf is the identity of the file at p, as a listing records it.
+func idOf(t *testing.T, p string) fileID {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return identity(fi)
+}
+
+// openTest opens an input file as a scan does, closed at the end of the test.
+func openTest(t *testing.T, p string) *os.File {
+	t.Helper()
+	fh, _, err := openInput(p, fileID{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fh.Close() })
+	return fh
+}
+
+// moveFile moves only the file it was told of: not a link in its place, not
+// another file, and on another file system it copies the file it opened.
+func TestMoveFileMovesOnlyTheFileThatWasRead(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	in, done := filepath.Join(root, "in"), filepath.Join(root, "done")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(root, "secret")
+	os.WriteFile(secret, []byte("private"), 0o600)
+
+	p := filepath.Join(in, "a.jpg")
+	os.WriteFile(p, []byte("photo"), 0o644)
+	read := idOf(t, p)
+	swapForLink(t, p, secret)
+	if _, err := moveFile(p, done, "a.jpg", read); !isReplaced(err) {
+		t.Errorf("a link in place of the file was moved: %v", err)
+	}
+	stillLink(t, p, secret, []byte("private"))
+
+	q := filepath.Join(in, "b.jpg")
+	os.WriteFile(q, []byte("photo"), 0o644)
+	read = idOf(t, q)
+	os.Rename(q, filepath.Join(root, "kept")) // kept, so that its inode is not reused
+	os.WriteFile(q, []byte("other"), 0o644)
+	if _, err := moveFile(q, done, "b.jpg", read); !errors.Is(err, errChanged) {
+		t.Errorf("another file under the name was moved: %v", err)
+	}
+	if got := filesIn(t, done); len(got) != 0 {
+		t.Errorf("done folder: %v", got)
+	}
+
+	// Across file systems the bytes are copied from the file checked.
+	shm, err := os.MkdirTemp("/dev/shm", "hotfolder-move-")
+	if err != nil {
+		t.Skipf("no second file system to move to: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	if st, err := os.Stat(shm); err != nil || identity(st).Dev == idOf(t, in).Dev {
+		t.Skip("/dev/shm is on the same file system")
+	}
+	os.WriteFile(q, []byte("photo"), 0o644)
+	dst, err := moveFile(q, shm, "b.jpg", idOf(t, q))
+	if b, _ := os.ReadFile(dst); err != nil || string(b) != "photo" {
+		t.Fatalf("move across file systems: %q %q %v", dst, b, err)
+	}
+	if _, err := os.Lstat(q); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the moved file is still in the input: %v", err)
+	}
+	os.WriteFile(q, []byte("photo"), 0o644)
+	read = idOf(t, q)
+	swapForLink(t, q, secret)
+	if _, err := moveFile(q, shm, "c.jpg", read); !isReplaced(err) {
+		t.Errorf("a link was moved across file systems: %v", err)
+	}
+	if got := filesIn(t, shm); !slices.Equal(got, []string{"b.jpg"}) {
+		t.Errorf("second file system: %v", got)
+	}
+	stillLink(t, q, secret, []byte("private"))
+}
+
+// A failed scene's input that has the bytes, size and time that were read but
+// another inode (a drive mounted again, a copy restored with its times) is still
+// moved to the errors folder, not left to be imported again.
+func TestOriginalWithAnotherInodeButTheSameBytesIsMoved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	c := folderConfig(t, "studio")
+	owner, err := ownerKey(e.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, j := journalScene(t, e, c, owner, "room.jpg")
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
+	if err := j.putScene(s); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(c.Input, "room.jpg")
+	data, _ := os.ReadFile(p)
+	st, _ := os.Stat(p)
+	if err := os.Rename(p, filepath.Join(t.TempDir(), "kept")); err != nil { // its inode is not reused
+		t.Fatal(err)
+	}
+	drop(t, c.Input, "room.jpg", data)
+	os.Chtimes(p, st.ModTime(), st.ModTime())
+	if idOf(t, p) == s.Files[0].fileID {
+		t.Fatal("the copy has the same inode")
+	}
+
+	e.start(c)
+	waitFor(t, 30*time.Second, "the failed scene", func() bool { return e.status("studio").Failed == 1 })
+	want := []string{"_errors/room.error.json", "_errors/room.error.txt", "_errors/room.jpg"}
+	if got := filesIn(t, c.Input); !slices.Equal(got, want) {
+		t.Errorf("input folder: %v, want %v", got, want)
 	}
 }

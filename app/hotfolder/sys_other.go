@@ -14,3 +14,10 @@ func linkUnsupported(err error) bool { return !errors.Is(err, os.ErrExist) }
 func crossDevice(err error) bool { return false }
 
 func links(fi os.FileInfo) uint64 { return 1 }
+
+// openNoFollow is empty: there is no O_NOFOLLOW; the opened file is still checked
+// to be a regular file.
+const openNoFollow = 0
+
+// identity is unknown here: files are compared by size and time only.
+func identity(fi os.FileInfo) fileID { return fileID{} }

@@ -23,3 +23,15 @@ func links(fi os.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// openNoFollow makes opening an input file fail on a symbolic link in its place
+// instead of following it, and not block on a named pipe put there.
+const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+// identity is the device and inode of a file.
+func identity(fi os.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+	}
+	return fileID{}
+}
