@@ -28,9 +28,10 @@ import (
 // backends and hot folders. Everything it changes goes to the config file; what the
 // running services cannot change on the fly says that it applies at the next start.
 type settingsView struct {
-	w    *Window
-	win  fyne.Window
-	tabs *container.AppTabs
+	w        *Window
+	hotOwner string // uuid of the hot folders' internal owner
+	win      fyne.Window
+	tabs     *container.AppTabs
 
 	// general
 	outDir  *widget.Entry
@@ -258,7 +259,7 @@ func (sv *settingsView) api() fyne.CanvasObject {
 				used = "last used " + k.LastUsedAt.Local().Format("2006-01-02 15:04")
 			}
 			label := fmt.Sprintf("%s · %s · %s… · %s", k.Name, k.Scope, k.Prefix, used)
-			internal := k.UUID == sv.w.owner || k.Name == hotfolder.OwnerKeyName
+			internal := k.UUID == sv.w.owner || k.UUID == sv.hotOwner
 			if internal {
 				label += " · used by Porchlight itself"
 			}
@@ -312,6 +313,11 @@ func (sv *settingsView) reloadKeys() {
 		return
 	}
 	sv.keys = keys
+	// The hot folders' owner is known by its recorded id, never by its name: a key
+	// someone named "hotfolders" is an ordinary key.
+	if id, err := sv.w.deps.Keys.InternalOwner(hotfolder.OwnerKeyName); err == nil {
+		sv.hotOwner = id
+	}
 	sv.keyList.Refresh()
 }
 
