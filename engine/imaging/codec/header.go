@@ -31,6 +31,8 @@ type header struct {
 	// webpLossless and webpAlphaPlane say how libwebp will hold a WebP while decoding
 	// it: a lossless image whole, a lossy one's alpha plane whole.
 	webpLossless, webpAlphaPlane bool
+	// heicGrid is a HEIC's primary grid, decoded tile by tile; nil for a single image.
+	heicGrid *heifGrid
 }
 
 func readHead(r io.ReaderAt, size int64) ([]byte, error) {

@@ -386,6 +386,16 @@ func probeHEIC(r io.ReaderAt, size int64) (*header, error) {
 	if h.icc == nil {
 		h.profile = nclxProfile(hm.nclxPrimaries)
 	}
+	// A grid the scan cannot take apart is decoded whole, within maxHEVCPixels.
+	if g, err := parseHEIFGrid(r, size); err == nil && g != nil {
+		sw, sh := h.width, h.height
+		if h.orientation >= 5 {
+			sw, sh = sh, sw
+		}
+		if g.outW == sw && g.outH == sh {
+			h.heicGrid = g
+		}
+	}
 	return h, nil
 }
 
@@ -411,7 +421,7 @@ func decodeHEIC(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
 		return nil, unreadable(err, "reading HEIC")
 	}
-	m, err := heic.Decode(bytes.NewReader(data))
+	m, err := heicDecode(data)
 	if err != nil {
 		return nil, unreadable(err, "decoding HEIC")
 	}
@@ -422,15 +432,57 @@ func decodeHEIC(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
 	return img, nil
 }
 
-// scanHEIC decodes full size in libheif (it has no reduced decode; the frame lives in
-// the WebAssembly module's memory) and streams the rows through a box reduction, so
-// no full-size float copy is made.
-func scanHEIC(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image, error) {
+// scanHEIC decodes a grid tile by tile (see heicgrid.go) and a single image whole, in
+// libheif, streaming the rows through a box reduction either way, so no full-size
+// float copy is made.
+func scanHEIC(r io.ReaderAt, size int64, h *header, edge int) (*imaging.Image, error) {
+	c := 3
+	if h.hasAlpha {
+		c = 4
+	}
+	lut := linearLUT8(fitting(h))
+	if g := h.heicGrid; g != nil && !h.hasAlpha { // an alpha plane is a grid of its own
+		tw, th := fitStored(g.outW, g.outH, h.orientation, edge)
+		red := newReducer(g.outW, g.outH, tw, th, false)
+		line := make([]float32, g.tileW*3)
+		rgb := make([]byte, g.tileW*4)
+		var buf []byte
+		for i, tile := range g.tiles {
+			f, err := g.tileFile(r, size, tile, buf)
+			if err != nil {
+				return nil, unreadable(err, "reading HEIC grid tile %d", i)
+			}
+			buf = f[:0]
+			m, err := heicDecode(f)
+			if err != nil {
+				return nil, unreadable(err, "decoding HEIC grid tile %d", i)
+			}
+			b := m.Bounds()
+			if b.Dx() != g.tileW || b.Dy() != g.tileH {
+				return nil, unreadable(nil, "HEIC grid tile %d decoded to %dx%d, not %dx%d", i, b.Dx(), b.Dy(), g.tileW, g.tileH)
+			}
+			x0, y0 := (i%g.cols)*g.tileW, (i/g.cols)*g.tileH
+			vis := min(g.tileW, g.outW-x0)
+			for y := 0; y < g.tileH && y0+y < g.outH; y++ {
+				goRowRGBA(m, b.Min.Y+y, rgb)
+				row8ToLinear(rgb[:vis*4], 4, line[:vis*3], 3, lut)
+				red.add(y0+y, x0, 1, line[:vis*3])
+			}
+		}
+		img := Orient(red.image(), h.orientation) // the grid's irot and imir
+		profileMatrix(img, h)
+		return img, nil
+	}
+	if px := int64(h.width) * int64(h.height); px > maxHEVCPixels {
+		return nil, &Error{Code: CodeResolutionTooLarge, Reason: fmt.Sprintf(
+			"a single HEIC image of %dx%d is larger than HEVC allows (%.1f megapixels); tiled HEICs, as phones write them, may be larger",
+			h.width, h.height, float64(maxHEVCPixels)/1e6)}
+	}
 	data := make([]byte, size)
 	if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
 		return nil, unreadable(err, "reading HEIC")
 	}
-	m, err := heic.Decode(bytes.NewReader(data))
+	m, err := heicDecode(data)
 	data = nil
 	if err != nil {
 		return nil, unreadable(err, "decoding HEIC")
@@ -439,11 +491,7 @@ func scanHEIC(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image,
 	if b.Dx() != h.width || b.Dy() != h.height {
 		return nil, unreadable(nil, "HEIC decoded to %dx%d, its header says %dx%d", b.Dx(), b.Dy(), h.width, h.height)
 	}
-	c := 3
-	if h.hasAlpha {
-		c = 4
-	}
-	lut := linearLUT8(fitting(h))
+	tw, th := imaging.FitWithin(h.width, h.height, edge)
 	red := newReducer(b.Dx(), b.Dy(), tw, th, c == 4)
 	line := make([]float32, b.Dx()*c)
 	rgb := make([]byte, b.Dx()*4)
@@ -455,6 +503,40 @@ func scanHEIC(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image,
 	img := red.image()
 	profileMatrix(img, h)
 	return img, nil
+}
+
+// heicDecode runs libheif on a whole HEIC file. The WebAssembly build of
+// github.com/gen2brain/heic frees its output buffer before returning a view of it,
+// and the module's allocator then writes 24 bytes of bookkeeping over the start of the
+// first row (deterministically, on every decode); those samples are taken from the
+// second row instead. A system libheif has no such defect.
+func heicDecode(data []byte) (image.Image, error) {
+	m, err := heic.Decode(bytes.NewReader(data))
+	if err != nil || heic.Dynamic() == nil {
+		return m, err
+	}
+	const damaged = 24
+	switch s := m.(type) {
+	case *image.YCbCr:
+		if s.Rect.Dy() > 1 {
+			n := min(damaged, s.YStride, s.Rect.Dx())
+			copy(s.Y[:n], s.Y[s.YStride:s.YStride+n])
+		}
+	case *image.NRGBA:
+		repairHead(s.Pix, s.Stride, s.Rect.Dy(), damaged)
+	case *image.RGBA:
+		repairHead(s.Pix, s.Stride, s.Rect.Dy(), damaged)
+	case *image.Gray:
+		repairHead(s.Pix, s.Stride, s.Rect.Dy(), damaged)
+	}
+	return m, nil
+}
+
+func repairHead(pix []byte, stride, rows, n int) {
+	if rows > 1 {
+		n = min(n, stride)
+		copy(pix[:n], pix[stride:stride+n])
+	}
 }
 
 // goRowRGBA writes row y of m as straight 8-bit RGBA, with fast paths for what the
@@ -472,6 +554,16 @@ func goRowRGBA(m image.Image, y int, out []byte) {
 		}
 	case *image.NRGBA:
 		copy(out, s.Pix[s.PixOffset(b.Min.X, y):][:w*4])
+	case *image.RGBA: // premultiplied: opaque pixels are straight already
+		copy(out, s.Pix[s.PixOffset(b.Min.X, y):][:w*4])
+		for x := 0; x < w; x++ {
+			o := out[x*4 : x*4+4 : x*4+4]
+			if a := uint32(o[3]); a != 255 && a != 0 {
+				o[0] = uint8(min(255, (uint32(o[0])*255+a/2)/a))
+				o[1] = uint8(min(255, (uint32(o[1])*255+a/2)/a))
+				o[2] = uint8(min(255, (uint32(o[2])*255+a/2)/a))
+			}
+		}
 	case *image.Gray:
 		p := s.Pix[s.PixOffset(b.Min.X, y):][:w]
 		for x, v := range p {

@@ -21,9 +21,11 @@ import (
 //     to that figure, so a file cannot take more than its headers declare.
 //   - WebP decodes through libwebp's scaled output. Lossy data is decoded a macroblock
 //     row at a time; lossless (VP8L) data is held whole by libwebp as 4 bytes a pixel.
-//   - HEIC decodes full size inside the WebAssembly libheif (it has no reduced decode):
-//     about 6 bytes a pixel in the module's memory, freed when the module closes.
-//     Only rows are converted on the Go side.
+//   - HEIC decodes in the WebAssembly libheif, which has no reduced decode and holds
+//     about 22 bytes a pixel at its peak. A grid (what phones write) is decoded one
+//     tile at a time, so it holds one tile's worth (6 MB for 512×512); a single image
+//     is decoded whole and is refused above HEVC's largest picture (35.6 MP, under
+//     800 MB at the peak). Only rows are converted on the Go side.
 //   - Camera RAW develops at half size in the LibRaw worker process, which holds the
 //     raw data and the half-size image (about 6 bytes a pixel) and exits afterwards;
 //     this process receives the developed rows one at a time.
@@ -140,7 +142,11 @@ func (h *header) scanNeed(size int64, edge int) int64 {
 	case FormatWebP:
 		need += size + webpHeld(h) + reducerBytes(h.width, h.height, tw, th, 4)
 	case FormatHEIC:
-		need += 3*size + px*6
+		if g := h.heicGrid; g != nil && !h.hasAlpha {
+			need += heicWholePerPixel*int64(g.tileW)*int64(g.tileH) + 3*g.maxTileBytes
+		} else {
+			need += 3*size + heicWholePerPixel*px
+		}
 	case FormatRaw:
 		need += 2*size + px*6
 	}
@@ -164,7 +170,7 @@ func (h *header) scan(r io.ReaderAt, size int64, edge int) (*imaging.Image, bool
 		img, err := scanWebP(r, size, h, tw, th)
 		return img, false, err
 	case FormatHEIC:
-		img, err := scanHEIC(r, size, h, tw, th)
+		img, err := scanHEIC(r, size, h, edge)
 		return img, false, err
 	case FormatRaw:
 		img, err := scanRaw(r, size, h, tw, th, edge)

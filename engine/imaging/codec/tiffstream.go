@@ -33,6 +33,10 @@ const (
 	tagFillOrder       = 0x010A
 )
 
+// maxTIFFBlocks bounds the strip and tile tables a TIFF may list (a few MB each); a
+// one-row strip per row of a 65535-row image needs 65535 entries.
+const maxTIFFBlocks = 1 << 20
+
 // tiffLayout is what decoding IFD0's image needs.
 type tiffLayout struct {
 	t               *tiffFile
@@ -52,6 +56,7 @@ type tiffLayout struct {
 	tiled           bool
 	rowBytes        int
 	maxSample       uint32
+	inflate         io.ReadCloser // reused across Deflate strips
 }
 
 func readTIFFLayout(r io.ReaderAt, size int64, h *header) (*tiffLayout, error) {
@@ -177,6 +182,9 @@ func readTIFFLayout(r io.ReaderAt, size int64, h *header) (*tiffLayout, error) {
 		}
 	}
 	l.across, l.down = ceilDiv(l.width, l.blockW), ceilDiv(l.height, l.blockH)
+	if n := int64(l.across) * int64(l.down); n > maxTIFFBlocks {
+		return nil, unreadable(nil, "TIFF is split into %d strips or tiles, more than this program reads (%d)", n, maxTIFFBlocks)
+	}
 	l.rowBytes = int((int64(l.blockW)*int64(l.spp)*int64(l.bps) + 7) / 8)
 	if int64(l.blockW)*16 > maxRowBytes || l.rowBytes > maxRowBytes {
 		return nil, rowTooWide(l.blockW)
@@ -185,6 +193,9 @@ func readTIFFLayout(r io.ReaderAt, size int64, h *header) (*tiffLayout, error) {
 	ce, ok2 := d.find(cntTag)
 	if !ok1 || !ok2 {
 		return nil, unreadable(nil, "TIFF has no strip or tile offsets")
+	}
+	if oe.Count > maxTIFFBlocks || ce.Count > maxTIFFBlocks {
+		return nil, unreadable(nil, "TIFF lists more than %d strips or tiles", maxTIFFBlocks)
 	}
 	l.offsets, l.counts = t.uints(oe), t.uints(ce)
 	if n := l.across * l.down; len(l.offsets) < n || len(l.counts) < n {
@@ -275,11 +286,16 @@ func (l *tiffLayout) blockReader(src io.Reader, rows int) (io.Reader, func(), er
 		z := lzw.NewReader(src, lzw.MSB, 8)
 		return z, func() { z.Close() }, nil
 	case 8, 32946:
-		z, err := zlib.NewReader(src)
+		var err error
+		if l.inflate == nil {
+			l.inflate, err = zlib.NewReader(src)
+		} else {
+			err = l.inflate.(zlib.Resetter).Reset(src, nil) // one inflater for every strip
+		}
 		if err != nil {
 			return nil, nil, tiffDataError(err, 0)
 		}
-		return z, func() { z.Close() }, nil
+		return l.inflate, nil, nil
 	case 32773:
 		return &packBits{r: bufio.NewReaderSize(src, 16<<10)}, nil, nil
 	case 3, 4:
