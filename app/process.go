@@ -117,11 +117,8 @@ func runProcess(ctx context.Context, req processRequest) error {
 	if err != nil {
 		return exitError{code: 2, msg: flagError(err)}
 	}
-	resolved, err := catalog.Resolve(opts, false)
+	resolved, err := catalog.ResolveScene(opts, false, len(req.files))
 	if err != nil {
-		return exitError{code: 2, msg: flagError(err)}
-	}
-	if err := catalog.CheckInputs(resolved, len(req.files)); err != nil {
 		return exitError{code: 2, msg: flagError(err)}
 	}
 	if req.values["format"] == "" {

@@ -28,6 +28,8 @@ type Options struct {
 	FloorFinish         *string  `json:"floor_finish,omitempty"`
 	WallColor           *string  `json:"wall_color,omitempty"`
 	Mask                *string  `json:"mask,omitempty"`
+	ColorCorrection     *bool    `json:"color_correction,omitempty"`
+	LensCorrection      *bool    `json:"lens_correction,omitempty"`
 }
 
 // Resolved are order options after defaults and presets were applied: every value is
@@ -56,4 +58,6 @@ type Resolved struct {
 	FloorFinish         string   `json:"floor_finish"`
 	WallColor           string   `json:"wall_color"`
 	Mask                string   `json:"mask,omitempty"`
+	ColorCorrection     bool     `json:"color_correction"`
+	LensCorrection      bool     `json:"lens_correction"`
 }

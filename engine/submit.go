@@ -200,11 +200,8 @@ func (e *Engine) validateScene(owner string, inputs []string, opts core.Options,
 			}
 		}
 	}
-	res, err := catalog.Resolve(opts, inBatch)
+	res, err := catalog.ResolveScene(opts, inBatch, len(ins))
 	if err != nil {
-		return nil, core.Resolved{}, err
-	}
-	if err := catalog.CheckInputs(res, len(ins)); err != nil {
 		return nil, core.Resolved{}, err
 	}
 	for i, id := range ins {

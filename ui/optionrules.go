@@ -55,6 +55,8 @@ var labels = map[string]string{
 	"tonecraft_profile":    "Look",
 	"tonecraft_levels":     "Auto levels",
 	"tonecraft_sharpen":    "Sharpen",
+	"color_correction":     "Neutral whites under mixed light",
+	"lens_correction":      "Correct the lens",
 	"align":                "Align brackets before merging",
 	"format":               "Format",
 	"quality":              "Quality",

@@ -36,6 +36,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/ui/appicon"
 )
 
@@ -156,7 +157,7 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 		importSeen: map[string]bool{}, importWake: make(chan struct{}, 1),
 		runs: map[int]*run{}, cancelWanted: map[int]bool{},
 	}
-	w.defaults = optionsFromConfig(deps.Config.Get(KeyOptions))
+	w.defaults = catalog.CorrectionsOn(optionsFromConfig(deps.Config.Get(KeyOptions)))
 	w.thumbs = newThumbCache(600, w.markDirty)
 	a.Settings().SetTheme(newTheme(w.cfg.String(KeyTheme, ThemeDark)))
 	w.win = a.NewWindow("Porchlight")

@@ -258,6 +258,7 @@ func (c *Config) check() error {
 	if c.Rescan <= 0 {
 		c.Rescan = DefaultRescan
 	}
+	c.Options = catalog.CorrectionsOn(c.Options) // hot folders deliver listing photos
 	if err := c.applyPreset(); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ const (
 
 // recipes is the semver each recipe currently delivers (the spec's Versioning table).
 var recipes = map[string]string{
-	RecipeDevelop:        "1.1.0",
+	RecipeDevelop:        "1.2.0",
 	RecipeSky:            "4.0.0",
 	RecipePrivacy:        "1.1.0",
 	RecipeIndoorStaging:  "1.18.0",

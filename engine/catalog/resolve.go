@@ -39,6 +39,9 @@ func Merge(base, scene core.Options) core.Options {
 //   - anything not given takes the table's default;
 //   - tonecraft_levels and tonecraft_sharpen, when not given, come from the selected
 //     tonecraft profile; an explicit value wins, false included;
+//   - color_correction and lens_correction, when not given, follow tonecraft
+//     (ResolveScene also turns them on for brackets to merge); an explicit value
+//     wins, false included;
 //   - categories omitted or empty become the three default concepts;
 //   - indoor staging follows the spec's rules 1 to 5: the staging_preset's values
 //     first, then explicit staging_style, style_clause, floor_finish and wall_color;
@@ -89,6 +92,15 @@ func Resolve(o core.Options, inBatch bool) (core.Resolved, error) {
 		r.TonecraftSharpen = look.Sharpen
 	}
 
+	// Without the input count, an enhancement order is one with tonecraft on;
+	// ResolveScene adds the orders with brackets to merge.
+	if o.ColorCorrection == nil {
+		r.ColorCorrection = r.Tonecraft
+	}
+	if o.LensCorrection == nil {
+		r.LensCorrection = r.Tonecraft
+	}
+
 	if len(r.Categories) == 0 {
 		r.Categories = append([]string(nil), DefaultCategories...)
 	}
@@ -104,6 +116,44 @@ func Resolve(o core.Options, inBatch bool) (core.Resolved, error) {
 			"is required with gen_edit magic_eraser: the asset id of a white-on-transparent PNG marking what to erase")
 	}
 	return r, nil
+}
+
+// ResolveScene is Resolve for an order or batch scene of n inputs, followed by
+// CheckInputs. It completes the default rule of the corrections: they are on for
+// enhancement orders, those with tonecraft on or with brackets to merge (n > 1),
+// unless the options set them explicitly.
+func ResolveScene(o core.Options, inBatch bool, n int) (core.Resolved, error) {
+	r, err := Resolve(o, inBatch)
+	if err != nil {
+		return core.Resolved{}, err
+	}
+	if err := CheckInputs(r, n); err != nil {
+		return core.Resolved{}, err
+	}
+	if n > 1 {
+		if o.ColorCorrection == nil {
+			r.ColorCorrection = true
+		}
+		if o.LensCorrection == nil {
+			r.LensCorrection = true
+		}
+	}
+	return r, nil
+}
+
+// CorrectionsOn returns o with color_correction and lens_correction turned on where
+// o leaves them unset: the window's and hot folders' defaults, which deliver
+// listing photos whatever the order.
+func CorrectionsOn(o core.Options) core.Options {
+	// Separate variables, so the two options never share a pointer.
+	color, lens := true, true
+	if o.ColorCorrection == nil {
+		o.ColorCorrection = &color
+	}
+	if o.LensCorrection == nil {
+		o.LensCorrection = &lens
+	}
+	return o
 }
 
 // resolveStaging applies staging rules 2 to 5 to normalised options whose blank

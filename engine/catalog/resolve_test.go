@@ -295,16 +295,16 @@ func TestRecipesFor(t *testing.T) {
 		inputs int
 		want   map[string]string
 	}{
-		{`{}`, 1, map[string]string{"develop": "1.1.0"}},
-		{`{}`, 3, map[string]string{"develop": "1.1.0"}},
-		{`{"perspective":true,"tonecraft":true}`, 1, map[string]string{"develop": "1.1.0"}},
-		{`{"sky":true}`, 1, map[string]string{"develop": "1.1.0", "sky": "4.0.0"}},
-		{`{"sky":true,"privacy":true}`, 2, map[string]string{"develop": "1.1.0", "sky": "4.0.0", "privacy": "1.1.0"}},
-		{`{"gen_edit":"indoor_staging"}`, 1, map[string]string{"develop": "1.1.0", "indoor_staging": "1.18.0"}},
-		{`{"gen_edit":"outdoor_staging"}`, 1, map[string]string{"develop": "1.1.0", "outdoor_staging": "1.9.0"}},
-		{`{"gen_edit":"mess_cleaner"}`, 1, map[string]string{"develop": "1.1.0", "mess_cleaner": "1.8.0"}},
-		{`{"gen_edit":"declutter_local","privacy":true}`, 5, map[string]string{"develop": "1.1.0", "declutter_local": "2.2.0", "privacy": "1.1.0"}},
-		{`{"gen_edit":"magic_eraser","mask":"3f2b8c1e-9a4d-4e6f-8b1a-2c3d4e5f6a7b"}`, 1, map[string]string{"develop": "1.1.0", "magic_eraser": "4.1.0"}},
+		{`{}`, 1, map[string]string{"develop": "1.2.0"}},
+		{`{}`, 3, map[string]string{"develop": "1.2.0"}},
+		{`{"perspective":true,"tonecraft":true}`, 1, map[string]string{"develop": "1.2.0"}},
+		{`{"sky":true}`, 1, map[string]string{"develop": "1.2.0", "sky": "4.0.0"}},
+		{`{"sky":true,"privacy":true}`, 2, map[string]string{"develop": "1.2.0", "sky": "4.0.0", "privacy": "1.1.0"}},
+		{`{"gen_edit":"indoor_staging"}`, 1, map[string]string{"develop": "1.2.0", "indoor_staging": "1.18.0"}},
+		{`{"gen_edit":"outdoor_staging"}`, 1, map[string]string{"develop": "1.2.0", "outdoor_staging": "1.9.0"}},
+		{`{"gen_edit":"mess_cleaner"}`, 1, map[string]string{"develop": "1.2.0", "mess_cleaner": "1.8.0"}},
+		{`{"gen_edit":"declutter_local","privacy":true}`, 5, map[string]string{"develop": "1.2.0", "declutter_local": "2.2.0", "privacy": "1.1.0"}},
+		{`{"gen_edit":"magic_eraser","mask":"3f2b8c1e-9a4d-4e6f-8b1a-2c3d4e5f6a7b"}`, 1, map[string]string{"develop": "1.2.0", "magic_eraser": "4.1.0"}},
 	}
 	for _, c := range cases {
 		r, err := Resolve(body(t, c.js), false)
@@ -314,5 +314,45 @@ func TestRecipesFor(t *testing.T) {
 		if got := RecipesFor(r, c.inputs); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s with %d inputs: %v, want %v", c.js, c.inputs, got, c.want)
 		}
+	}
+}
+
+// The corrections are on for enhancement orders (tonecraft on, or brackets to
+// merge) and off otherwise; an explicit value wins either way.
+func TestCorrectionsDefaultRule(t *testing.T) {
+	on, off := true, false
+	cases := []struct {
+		name  string
+		o     core.Options
+		n     int
+		color bool
+		lens  bool
+	}{
+		{"single plain", core.Options{}, 1, false, false},
+		{"single tonecraft", core.Options{Tonecraft: &on}, 1, true, true},
+		{"brackets", core.Options{}, 3, true, true},
+		{"brackets, colour off", core.Options{ColorCorrection: &off}, 3, false, true},
+		{"tonecraft, lens off", core.Options{Tonecraft: &on, LensCorrection: &off}, 1, true, false},
+		{"single, both on", core.Options{ColorCorrection: &on, LensCorrection: &on}, 1, true, true},
+	}
+	for _, c := range cases {
+		r, err := ResolveScene(c.o, false, c.n)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.ColorCorrection != c.color || r.LensCorrection != c.lens {
+			t.Errorf("%s: color %v lens %v, want %v %v", c.name, r.ColorCorrection, r.LensCorrection, c.color, c.lens)
+		}
+	}
+	if _, err := ResolveScene(core.Options{}, false, MaxInputs+1); err == nil {
+		t.Error("ResolveScene accepted too many inputs")
+	}
+	d := CorrectionsOn(core.Options{LensCorrection: &off})
+	if d.ColorCorrection == nil || !*d.ColorCorrection || d.LensCorrection == nil || *d.LensCorrection {
+		t.Errorf("CorrectionsOn: %+v", d)
+	}
+	o, err := DecodeStrings(map[string]string{"color-correction": "true", "lens-correction": "false"})
+	if err != nil || o.ColorCorrection == nil || !*o.ColorCorrection || o.LensCorrection == nil || *o.LensCorrection {
+		t.Errorf("flags: %+v, %v", o, err)
 	}
 }

@@ -86,7 +86,8 @@ var (
 	magicEraser = []string{FeatureMagicEraser}
 )
 
-// options is the table, in the order of the spec's "Order options" table. gen_edit
+// options is the table, in the order of the spec's "Order options" table, then
+// the options added since. gen_edit
 // selects a feature rather than belonging to one, so no feature lists it.
 var options = []option{
 	{Param: Param{Name: "gen_edit", Type: TypeEnum,
@@ -119,6 +120,11 @@ var options = []option{
 	{Param: Param{Name: "wall_color", Type: TypeEnum, Default: "keep",
 		Enum: []string{"keep", "white", "warm_white", "cream", "greige", "light_grey", "sand", "taupe", "sage_green", "olive", "powder_blue", "terracotta", "charcoal"}, Features: indoor}},
 	{Param: Param{Name: "mask", Type: TypeUUID, Features: magicEraser}},
+	// The second round's options. Neither correction has a fixed default: it follows
+	// the order (Resolve and ResolveScene), on for enhancement orders and off for
+	// the rest.
+	{Param: Param{Name: "color_correction", Type: TypeBoolean, Features: delivery}},
+	{Param: Param{Name: "lens_correction", Type: TypeBoolean, Features: delivery}},
 }
 
 // byName indexes options by JSON name.

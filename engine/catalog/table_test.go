@@ -63,6 +63,8 @@ func TestTableMatchesSpec(t *testing.T) {
 		"floor_finish":         {typ: "enum", def: "keep", enum: "keep,carpet_dark_blue,carpet_grey,concrete_light_grey,hardwood_aria,hardwood_light_brown,tiles_grey,tiles_white"},
 		"wall_color":           {typ: "enum", def: "keep", enum: "keep,white,warm_white,cream,greige,light_grey,sand,taupe,sage_green,olive,powder_blue,terracotta,charcoal"},
 		"mask":                 {typ: "uuid"},
+		"color_correction":     {typ: "boolean"},
+		"lens_correction":      {typ: "boolean"},
 	}
 	params := Params()
 	if len(params) != len(spec) {
@@ -132,8 +134,8 @@ func flagText(v any) string {
 // mapping.
 func TestFeatureParametersAreTheMapping(t *testing.T) {
 	mapping := map[string][]string{
-		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality"},
-		"auto_hdr":        {"align", "format", "quality"},
+		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality", "color_correction", "lens_correction"},
+		"auto_hdr":        {"align", "format", "quality", "color_correction", "lens_correction"},
 		"sky_replacement": {"sky", "sky_style"},
 		"privacy_blur":    {"privacy", "categories", "threshold"},
 		"indoor_staging":  {"gen_quality", "staging_preset", "staging_style", "style_clause", "room_type", "floor_finish", "wall_color"},
@@ -165,8 +167,8 @@ func TestFeatureParametersAreTheMapping(t *testing.T) {
 
 func TestFeaturesRecipesCategoriesAvailability(t *testing.T) {
 	want := map[string][4]string{ // category, recipe, version, available without backends
-		"enhancer":        {"enhancement", "develop", "1.1.0", "true"},
-		"auto_hdr":        {"enhancement", "develop", "1.1.0", "true"},
+		"enhancer":        {"enhancement", "develop", "1.2.0", "true"},
+		"auto_hdr":        {"enhancement", "develop", "1.2.0", "true"},
 		"sky_replacement": {"enhancement", "sky", "4.0.0", "true"},
 		"privacy_blur":    {"enhancement", "privacy", "1.1.0", "true"},
 		"indoor_staging":  {"staging", "indoor_staging", "1.18.0", "false"},
@@ -282,11 +284,11 @@ func TestGenEditFeatureAndRecipes(t *testing.T) {
 		}
 	}
 	rs := Recipes()
-	if len(rs) != 8 || rs["develop"] != "1.1.0" || rs["declutter_local"] != "2.2.0" {
+	if len(rs) != 8 || rs["develop"] != "1.2.0" || rs["declutter_local"] != "2.2.0" {
 		t.Errorf("recipes %v", rs)
 	}
 	rs["develop"] = "9"
-	if v, _ := RecipeVersion("develop"); v != "1.1.0" {
+	if v, _ := RecipeVersion("develop"); v != "1.2.0" {
 		t.Error("Recipes returned the table itself")
 	}
 }

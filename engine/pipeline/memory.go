@@ -184,6 +184,8 @@ func (p *Pipeline) EstimateInputs(r core.Resolved, ins []Input) int64 {
 		mem := float64(defaultMemory)
 		if s, ok := p.steps[name]; ok {
 			mem = s.Memory
+		} else if sl, _, _ := slotOf(name); sl.optional {
+			continue // skipped by Plan
 		}
 		peak = max(peak, working+int64(mem*float64(px)))
 	}

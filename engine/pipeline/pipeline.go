@@ -170,11 +170,17 @@ func (p *Pipeline) FeatureAvailable(featureKey string) bool {
 // stepNames lists the steps an order with these settings runs, in pipeline order.
 func stepNames(r core.Resolved, inputs int) []string {
 	names := []string{StepDecode}
+	if r.LensCorrection {
+		names = append(names, StepLens)
+	}
 	if inputs > 1 {
 		if r.Align {
 			names = append(names, StepAlign)
 		}
 		names = append(names, StepMerge)
+	}
+	if r.ColorCorrection {
+		names = append(names, StepColor)
 	}
 	if r.GenEdit == catalog.GenMagicEraser {
 		names = append(names, StepMagicEraser)
@@ -214,6 +220,9 @@ func (p *Pipeline) Plan(r core.Resolved, inputs int) ([]Step, error) {
 		s, ok := p.steps[n]
 		if !ok {
 			sl, _, _ := slotOf(n)
+			if sl.optional {
+				continue
+			}
 			return nil, &UnavailableError{Step: n, Feature: sl.feature, Backend: sl.needsBackend, configKey: backendFeatureOf(n)}
 		}
 		out = append(out, s)

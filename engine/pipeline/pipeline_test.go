@@ -117,6 +117,28 @@ func noop(name string) Step {
 	}}
 }
 
+// A correction this build has no step for is skipped, not refused, and so not
+// recorded: the order is delivered as it would be without it.
+func TestOptionalStepsAbsentAreSkipped(t *testing.T) {
+	p := newBase(Config{Logger: quiet()})
+	for _, n := range []string{StepAlign, StepMerge} {
+		p.Register(noop(n))
+	}
+	r := resolved(t, core.Options{ColorCorrection: ptr(true), LensCorrection: ptr(true)})
+	steps, err := p.Plan(r, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(steps), " "); got != "decode align merge resolution_cap encode" {
+		t.Fatalf("plan %q", got)
+	}
+	p.Register(noop(StepLens))
+	steps, _ = p.Plan(r, 3)
+	if got := strings.Join(names(steps), " "); got != "decode lens_correction align merge resolution_cap encode" {
+		t.Fatalf("plan with lens %q", got)
+	}
+}
+
 func TestPlanFollowsPipelineOrder(t *testing.T) {
 	p := New(Config{Logger: quiet()})
 	for _, s := range slots {
@@ -130,7 +152,7 @@ func TestPlanFollowsPipelineOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "decode align merge perspective tone sky indoor_staging privacy resolution_cap encode"
+	want := "decode lens_correction align merge color_correction perspective tone sky indoor_staging privacy resolution_cap encode"
 	if got := strings.Join(names(steps), " "); got != want {
 		t.Fatalf("plan %q, want %q", got, want)
 	}

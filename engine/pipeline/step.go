@@ -20,12 +20,15 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
-// Step names, in pipeline order (DESIGN: decode -> align -> merge -> magic eraser ->
-// perspective -> tone -> sky -> generative edit -> privacy -> resolution cap -> encode).
+// Step names, in pipeline order (DESIGN: decode -> lens -> align -> merge -> colour ->
+// magic eraser -> perspective -> tone -> sky -> generative edit -> privacy ->
+// resolution cap -> encode).
 const (
 	StepDecode         = "decode"
+	StepLens           = "lens_correction"
 	StepAlign          = "align"
 	StepMerge          = "merge"
+	StepColor          = "color_correction"
 	StepMagicEraser    = "magic_eraser"
 	StepPerspective    = "perspective"
 	StepTone           = "tone"
@@ -47,13 +50,22 @@ type slot struct {
 	recipe       string // the versioned recipe the step belongs to (catalog.Recipe*)
 	stage        string
 	needsBackend bool // generative steps run on a model backend the config names
+	// optional steps are skipped, and so not recorded, while this build registers
+	// none for them: the order is delivered as it would be without the option.
+	optional bool
 }
 
 // slots is the pipeline order.
 var slots = []slot{
 	{name: StepDecode, feature: "decoding", recipe: catalog.RecipeDevelop, stage: "decoding inputs"},
+	// Lens correction works on each decoded frame before alignment, so the brackets
+	// are aligned and merged with straight lines.
+	{name: StepLens, feature: "lens correction", recipe: catalog.RecipeDevelop, stage: "correcting the lens", optional: true},
 	{name: StepAlign, feature: "auto HDR (bracket alignment)", recipe: catalog.RecipeDevelop, stage: "aligning brackets"},
 	{name: StepMerge, feature: "auto HDR (bracket merge)", recipe: catalog.RecipeDevelop, stage: "merging brackets"},
+	// Colour runs once, on the merge (or the single input), before anything edits
+	// content or applies a look.
+	{name: StepColor, feature: "colour correction", recipe: catalog.RecipeDevelop, stage: "correcting colour", optional: true},
 	{name: StepMagicEraser, feature: "magic eraser", recipe: catalog.RecipeMagicEraser, stage: "erasing"},
 	{name: StepPerspective, feature: "perspective correction", recipe: catalog.RecipeDevelop, stage: "correcting perspective"},
 	{name: StepTone, feature: "tonecraft", recipe: catalog.RecipeDevelop, stage: "applying tone"},
