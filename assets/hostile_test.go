@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/internal/hostile"
 )
 
@@ -57,9 +58,9 @@ func fileBytes(t *testing.T, write func(*bytes.Buffer) error) []byte {
 // Uploads of a few hundred kB that declare frames of 120 MP are ingested within
 // bounded memory: the complete ones (all black, one flat grey, a large mask) become
 // ready with their real sizes and kinds, the truncated ones fail as unreadable. The
-// process's peak resident size (C allocations included) grows by less than the ingest
-// memory budget plus the runtime's slack, where a full-size decode of the 16-bit PNG
-// alone takes several GB.
+// process's peak resident size (C allocations included) grows by less than the memory
+// budget plus the runtime's slack, where a full-size decode of the 16-bit PNG alone
+// takes several GB.
 func TestIngestHostileUploadsStayBounded(t *testing.T) {
 	pngZeros := fileBytes(t, func(b *bytes.Buffer) error { return hostile.PNGZeros(b, 10950, 10950) })
 	mask := fileBytes(t, func(b *bytes.Buffer) error { return hostile.PNGMask(b, 9000, 6000) })
@@ -81,7 +82,8 @@ func TestIngestHostileUploadsStayBounded(t *testing.T) {
 		{"scan-ends-early.jpg", "image/jpeg", hostile.JPEGTruncated(10900, 10900), core.AssetFailed, "", "truncated"},
 		{"cut.jpg", "image/jpeg", hostile.JPEGCut(10900, 10900, 0.3), core.AssetFailed, "", "truncated"},
 	}
-	e := newEnv(t, Config{})
+	const budget = 768 << 20
+	e := newEnv(t, Config{Memory: membudget.New(budget)})
 	base := resetPeak(t)
 	ids := make([]string, len(files))
 	for i, f := range files {
@@ -105,7 +107,24 @@ func TestIngestHostileUploadsStayBounded(t *testing.T) {
 	}
 	grew := (procKB(t, "VmHWM") - base) << 10
 	t.Logf("peak resident size grew by %d MB over %d MB at the start", grew>>20, base>>10)
-	if limit := int64(ingestMemory + 256<<20); grew > limit {
+	if limit := int64(budget + 128<<20); grew > limit {
 		t.Errorf("ingest of the hostile files took %d MB at its peak, over %d MB", grew>>20, limit>>20)
+	}
+}
+
+// A scan that holds more than a few rows is charged to the memory budget orders and
+// exports share; one that needs more than the whole budget fails without running.
+func TestIngestLargeScanChargedToBudget(t *testing.T) {
+	e := newEnv(t, Config{Memory: membudget.New(256 << 20)})
+	prog := e.add("progressive.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, true))
+	if prog.Status != core.AssetFailed || prog.Code != core.CodeResolutionTooLarge || !strings.Contains(prog.Reason, "memory budget of 256 MB") {
+		t.Fatalf("progressive 10900x10900 JPEG under a 256 MB budget: %s %s %q", prog.Status, prog.Code, prog.Reason)
+	}
+	flat := e.add("flat.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, false))
+	if flat.Status != core.AssetReady {
+		t.Fatalf("baseline 10900x10900 JPEG under a 256 MB budget: %s %s %q", flat.Status, flat.Code, flat.Reason)
+	}
+	if st := e.s.cfg.Memory.Stats(); st.Used != 0 || st.Waiting != 0 {
+		t.Fatalf("budget left with %d bytes used, %d waiting", st.Used, st.Waiting)
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/engine/store"
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/sync/semaphore"
 )
 
 // sniffBytes is how much of a file's head validation reads: enough for codec.Sniff to
@@ -149,7 +149,8 @@ func codecReason(err error) string {
 // process proves the whole image readable, tells masks from images and writes the
 // thumbnail into an uncommitted blob. codec.Scan holds a reduced copy of the frame at
 // most, never a full-size one, so a small upload declaring a huge frame costs little
-// memory; what a scan does hold is reserved from ingestMemory first.
+// memory; what a larger scan does hold is charged to the memory budget first (see
+// smallScan).
 func (s *Service) process(ctx context.Context, r *record, format string) (kind core.AssetKind, w, h int, thumb *blobs.Writer, fail *failure) {
 	f, err := s.blobs.Open(r.SHA256)
 	if err != nil {
@@ -158,7 +159,7 @@ func (s *Service) process(ctx context.Context, r *record, format string) (kind c
 	sc, err := codec.Scan(f, r.Size, codec.ScanOptions{
 		MaxPixels: s.cfg.MaxPixels,
 		MaxEdge:   s.cfg.ThumbnailEdge,
-		Reserve:   func(need int64) (func(), error) { return reserveIngest(ctx, need) },
+		Reserve:   func(need int64) (func(), error) { return s.reserveScan(ctx, need) },
 	})
 	f.Close()
 	if err != nil {
@@ -178,22 +179,27 @@ func (s *Service) process(ctx context.Context, r *record, format string) (kind c
 	return kind, sc.Info.Width, sc.Info.Height, thumb, nil
 }
 
-// ingestMemory bounds the decoder memory all ingests of this process hold at once.
-// Most scans need a few tens of MB; a progressive JPEG, a lossless WebP or a HEIC holds
-// memory in proportion to its frame (up to several hundred MB at 120 MP) and waits
-// here for its share. A scan that needs more than the whole budget runs alone.
-const ingestMemory = 512 << 20
+// smallScan is the most a scan holds without being charged to the memory budget:
+// most hold a few rows and the reduced sums (tens of MB at most), and two ingest
+// workers bound those like request buffers. A scan that holds more (a progressive
+// JPEG's coefficients, a lossless WebP, a whole HEIC image, a RAW development) is
+// charged what its headers declare to the budget orders and exports share, so it
+// waits its turn there, and one over the whole budget fails as resolution_too_large.
+const smallScan = 64 << 20
 
-var ingestGate = semaphore.NewWeighted(ingestMemory)
-
-// reserveIngest waits until need bytes of ingestMemory are free (all of it when need
-// is larger) and returns their release.
-func reserveIngest(ctx context.Context, need int64) (func(), error) {
-	n := min(max(need, 1), ingestMemory)
-	if err := ingestGate.Acquire(ctx, n); err != nil {
-		return nil, err
+// reserveScan is codec.ScanOptions.Reserve for ingest.
+func (s *Service) reserveScan(ctx context.Context, need int64) (func(), error) {
+	if need <= smallScan {
+		return func() {}, nil
 	}
-	return func() { ingestGate.Release(n) }, nil
+	charge := membudget.Bound(need)
+	release, err := s.cfg.Memory.Hold(ctx, charge)
+	if errors.Is(err, membudget.ErrTooLarge) {
+		return nil, &codec.Error{Code: core.CodeResolutionTooLarge, Reason: fmt.Sprintf(
+			"decoding this file needs about %s of memory, more than the whole memory budget of %s; raise engine.memory_mb in the configuration",
+			membudget.MB(charge), membudget.MB(s.cfg.Memory.Size()))}
+	}
+	return release, err
 }
 
 // finishReady commits the thumbnail and settles the asset as ready in one
