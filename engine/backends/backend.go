@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -129,6 +130,32 @@ type FullResolution interface {
 // it for every feature mapped to the backend and refuses the config on an error.
 type FeatureChecker interface {
 	CheckFeature(feature string) error
+}
+
+// NameCheck is what a server said of the names a backend's configuration uses
+// (checkpoints, samplers, node types).
+type NameCheck struct {
+	Found   []string // `checkpoint "sd_xl_base_1.0.safetensors"`
+	Missing []string // each names what the server has instead
+}
+
+// NameChecker is implemented by backends that can ask their server whether the
+// models, samplers and other names their configuration uses are there
+// (`porchlight doctor`). The error says the server could not be asked.
+type NameChecker interface {
+	CheckNames(ctx context.Context) (NameCheck, error)
+}
+
+// NameList writes names for messages, at most 12 of them: "a, b, c and 9 more".
+func NameList(names []string) string {
+	if len(names) == 0 {
+		return "nothing"
+	}
+	const most = 12
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 // Error is a failure of a backend. Status is the HTTP status when the backend

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,8 +24,8 @@ import (
 const MaxAnswerBytes = 512 << 20
 
 // Caller sends a backend's HTTP requests: base address, authentication headers,
-// retries with exponential backoff on 5xx, 429 and connection errors (never on other
-// 4xx), and errors that name the backend and what it was doing.
+// retries with exponential backoff (see Retry), and errors that name the backend
+// and what it was doing.
 type Caller struct {
 	Backend string // label for errors: "gpu (comfyui)"
 	Base    *url.URL
@@ -32,6 +33,9 @@ type Caller struct {
 	Header  http.Header // sent with every request (authentication)
 	Retries int
 	Backoff time.Duration
+
+	jobOnce   sync.Once
+	jobClient *http.Client
 }
 
 // NewCaller returns a Caller for spec with a transport that bounds connecting and
@@ -54,15 +58,26 @@ func NewCaller(spec Spec, label string) *Caller {
 type Retry int
 
 const (
-	// RetrySafe: the request changes nothing on the server, or running it twice is
-	// harmless (a stateless generation); retried on 5xx, 429 and any connection error.
+	// RetrySafe: the request changes nothing on the server, or doing it twice is
+	// harmless (a read, an upload that overwrites); retried on 5xx, 429 and any
+	// connection error.
 	RetrySafe Retry = iota
-	// RetryUnsent: the request creates something (a queued job); retried on 5xx and
-	// 429, and on connection errors only when the request was not fully sent.
+	// RetryUnsent: the request starts a job. It is sent again only when the job
+	// provably did not start: a 429 or 503 answer (refused before any work) or a
+	// connection error before the whole request was written. Any other failure,
+	// a connection lost once the request was sent above all, may leave the job
+	// running on the server, so it is never sent twice; a lost answer comes back
+	// as an error that matches ErrMaybeStarted. It goes out on a connection of its
+	// own, so a kept-alive one the server closed at that moment cannot pass for a
+	// request the server received.
 	RetryUnsent
 	// RetryNever: sent once.
 	RetryNever
 )
+
+// ErrMaybeStarted matches the error of a RetryUnsent call whose connection broke
+// after the request was sent: the server may be running the job.
+var ErrMaybeStarted = errors.New("the connection broke after the request was sent; it is not sent again, since the server may be running it")
 
 // Call is one request.
 type Call struct {
@@ -120,16 +135,21 @@ func (c *Caller) Do(ctx context.Context, call Call) (*http.Response, error) {
 		isStatus := errors.As(err, &se)
 		retry := false
 		switch {
-		case isStatus:
-			retry = call.Retry != RetryNever && (se.Status >= 500 || se.Status == http.StatusTooManyRequests)
-		default:
+		case isStatus && call.Retry == RetrySafe:
+			retry = se.Status >= 500 || se.Status == http.StatusTooManyRequests
+		case isStatus && call.Retry == RetryUnsent:
+			retry = se.Status == http.StatusServiceUnavailable || se.Status == http.StatusTooManyRequests
+		case !isStatus:
 			retry = call.Retry == RetrySafe || (call.Retry == RetryUnsent && !sent)
 		}
 		if !retry || attempt >= c.Retries {
 			e := &Error{Backend: c.Backend, Op: call.Op, Err: err}
-			if isStatus {
+			switch {
+			case isStatus:
 				e.Status = se.Status
-			} else if attempt > 0 {
+			case call.Retry == RetryUnsent && sent:
+				e.Err = fmt.Errorf("%w: %v", ErrMaybeStarted, err)
+			case attempt > 0:
 				e.Err = fmt.Errorf("%w (after %d attempts)", err, attempt+1)
 			}
 			return nil, e
@@ -176,7 +196,11 @@ func (c *Caller) once(ctx context.Context, call Call) (_ *http.Response, sent bo
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) },
 	}))
-	res, err := c.Client.Do(req)
+	client := c.Client
+	if call.Retry == RetryUnsent {
+		client = c.newConnClient()
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, wrote.Load(), err
 	}
@@ -192,6 +216,27 @@ func (c *Caller) once(ctx context.Context, call Call) (_ *http.Response, sent bo
 		}
 	}
 	return nil, true, se
+}
+
+// newConnClient returns a client like c.Client that opens a connection per request.
+func (c *Caller) newConnClient() *http.Client {
+	c.jobOnce.Do(func() {
+		c.jobClient = c.Client
+		if tr, ok := c.Client.Transport.(*http.Transport); ok {
+			t := tr.Clone()
+			t.DisableKeepAlives = true
+			cl := *c.Client
+			cl.Transport = t
+			c.jobClient = &cl
+		} else if c.Client.Transport == nil {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.DisableKeepAlives = true
+			cl := *c.Client
+			cl.Transport = t
+			c.jobClient = &cl
+		}
+	})
+	return c.jobClient
 }
 
 // JSON sends call and decodes a 2xx JSON answer into out (nil discards it).

@@ -67,6 +67,15 @@ func TestCallerRetries(t *testing.T) {
 	if n, err := run([]int{503}, RetryNever); err == nil || n != 1 {
 		t.Errorf("RetryNever: %d hits, %v", n, err)
 	}
+	// A request that starts a job is sent again only when refused before any work.
+	if n, err := run([]int{503}, RetryUnsent); err != nil || n != 2 {
+		t.Errorf("503 on a job: %d hits, %v", n, err)
+	}
+	for _, st := range []int{500, 502, 504} {
+		if n, err := run([]int{st}, RetryUnsent); err == nil || n != 1 {
+			t.Errorf("%d on a job (it may have run, or run on): %d hits, %v", st, n, err)
+		}
+	}
 	start := time.Now()
 	if n, err := run([]int{429}, RetryUnsent); err != nil || n != 2 || time.Since(start) < time.Second {
 		t.Errorf("429 with Retry-After 1: %d hits in %v, %v", n, time.Since(start), err)
@@ -93,6 +102,9 @@ func TestCallerConnectionErrors(t *testing.T) {
 		_, err := caller(t, srv.URL, 2).Do(context.Background(), Call{Op: "queue", Method: http.MethodPost, Path: "/p", Body: body, Retry: c.retry})
 		if err == nil || hits.Load() != c.hits {
 			t.Errorf("retry %d: %d hits, %v", c.retry, hits.Load(), err)
+		}
+		if c.retry == RetryUnsent && !errors.Is(err, ErrMaybeStarted) {
+			t.Errorf("a job request lost after it was sent: %v", err)
 		}
 	}
 	// Nobody listening: not even sent, so retried either way.

@@ -1,12 +1,16 @@
 package backendtest
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -14,72 +18,239 @@ import (
 	"time"
 )
 
-// a1111Fields are the fields of the web UI's StableDiffusionImg2ImgProcessingAPI
-// model (modules/api/models.py over StableDiffusionProcessingImg2Img); any other name
-// is refused as FastAPI would with extra="forbid".
-var a1111Fields = map[string]bool{}
+// A1111Checkpoints are the checkpoint files the fake AUTOMATIC1111 has, relative to
+// its models folder; the first is loaded.
+var A1111Checkpoints = []string{"juggernautXL_v9.safetensors", "realisticVision_v51.safetensors", "SDXL/sd_xl_base_1.0.safetensors"}
 
-func init() {
-	for _, f := range strings.Fields(`prompt negative_prompt styles seed subseed subseed_strength
-		seed_resize_from_h seed_resize_from_w sampler_name scheduler batch_size n_iter steps cfg_scale
-		distilled_cfg_scale width height restore_faces tiling do_not_save_samples do_not_save_grid eta
-		denoising_strength s_min_uncond s_churn s_tmax s_tmin s_noise override_settings
-		override_settings_restore_afterwards refiner_checkpoint refiner_switch_at disable_extra_networks
-		firstpass_image comments init_images resize_mode image_cfg_scale mask mask_blur_x mask_blur_y
-		mask_blur mask_round inpainting_fill inpaint_full_res inpaint_full_res_padding
-		inpainting_mask_invert initial_noise_multiplier latent_mask sampler_index include_init_images
-		script_name script_args send_images save_images alwayson_scripts force_task_id infotext`) {
-		a1111Fields[f] = true
-	}
+// A1111Samplers are the fake's samplers, in the web UI's order: the first is the
+// default that replaces a name it does not know.
+var A1111Samplers = []string{"DPM++ 2M", "DPM++ SDE", "DPM++ 2M SDE", "DPM++ 2S a", "Euler a", "Euler", "LMS", "Heun",
+	"DPM2", "DPM2 a", "Restart", "DDIM", "PLMS", "UniPC", "LCM"}
+
+// a1111Scheduler is one of modules/sd_schedulers.py's schedulers.
+type a1111Scheduler struct {
+	name, label string
+	aliases     []string
 }
 
-// A1111 is a fake AUTOMATIC1111 API: img2img, progress and interrupt.
+var a1111Schedulers = []a1111Scheduler{{"automatic", "Automatic", nil}, {"uniform", "Uniform", nil}, {"karras", "Karras", nil},
+	{"exponential", "Exponential", nil}, {"polyexponential", "Polyexponential", nil}, {"sgm_uniform", "SGM Uniform", []string{"SGMUniform"}},
+	{"kl_optimal", "KL Optimal", nil}, {"align_your_steps", "Align Your Steps", nil}, {"simple", "Simple", nil}, {"normal", "Normal", nil}}
+
+// a1111Checkpoint is a CheckpointInfo of modules/sd_models.py.
+type a1111Checkpoint struct {
+	name, nameForExtra, modelName, shorthash, sha256, title, filename string
+}
+
+func newA1111Checkpoint(name string) a1111Checkpoint {
+	sum := sha256.Sum256([]byte(name))
+	c := a1111Checkpoint{name: name, sha256: hex.EncodeToString(sum[:])}
+	c.shorthash = c.sha256[:10]
+	base := path.Base(name)
+	c.nameForExtra = strings.TrimSuffix(base, path.Ext(base))
+	c.modelName = strings.TrimSuffix(strings.ReplaceAll(name, "/", "_"), path.Ext(name))
+	c.title = name + " [" + c.shorthash + "]"
+	c.filename = "/srv/webui/models/Stable-diffusion/" + name
+	return c
+}
+
+// ids are the checkpoint_aliases the web UI registers for it.
+func (c a1111Checkpoint) ids() []string {
+	return []string{c.modelName, c.title, c.name, c.nameForExtra, c.shorthash, c.sha256,
+		c.name + " [" + c.shorthash + "]", c.nameForExtra + " [" + c.shorthash + "]"}
+}
+
+// A1111 is a fake AUTOMATIC1111 web UI started with --api: img2img behind the queue
+// lock that runs one job at a time, the server-wide /sdapi/v1/progress and
+// /sdapi/v1/interrupt, the per-task /internal/progress (force_task_id), the lists of
+// checkpoints, samplers and schedulers, and the interrogator. It follows the web UI
+// where it is lax: unknown request fields are ignored (pydantic's default), data:
+// URLs are accepted, a checkpoint override that names no checkpoint runs the loaded
+// one, and an unknown sampler or scheduler runs the default.
 type A1111 struct {
 	*state
 	Server *httptest.Server
 	URL    string
 
-	caption string // what the interrogator answers
+	mu             sync.Mutex
+	caption        string // what the interrogator answers
+	auth           string // --api-auth user:password, "" for none
+	noTaskProgress bool   // an API-only server has no /internal/progress
+	checkpoints    []a1111Checkpoint
+	loaded         int // index of the checkpoint in memory
+	current        *a1111Task
+	pending        map[string]bool
+	finished       []string
+	tasks          int
+	polls          int
+	runLock        sync.Mutex // the web UI's queue lock: one job at a time
+	closed         chan struct{}
+	closeOnce      sync.Once
+}
 
-	mu          sync.Mutex
-	jobRunning  bool
+// a1111Task is one img2img request.
+type a1111Task struct {
+	id          string
+	job         int
 	step, steps int
 	interrupted chan struct{}
-	runLock     sync.Mutex // the web UI's queue lock: one job at a time
+	once        sync.Once
 }
+
+func (t *a1111Task) interrupt() { t.once.Do(func() { close(t.interrupted) }) }
 
 // NewA1111 starts a fake AUTOMATIC1111 server on 127.0.0.1.
 func NewA1111(t testing.TB) *A1111 {
-	f := &A1111{state: newState()}
+	f := &A1111{state: newState(), pending: map[string]bool{}, closed: make(chan struct{})}
+	for _, n := range A1111Checkpoints {
+		f.checkpoints = append(f.checkpoints, newA1111Checkpoint(n))
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sdapi/v1/img2img", f.img2img)
-	mux.HandleFunc("GET /sdapi/v1/progress", f.progress)
-	mux.HandleFunc("POST /sdapi/v1/interrupt", f.interrupt)
-	mux.HandleFunc("POST /sdapi/v1/interrogate", f.interrogate)
+	mux.HandleFunc("POST /sdapi/v1/img2img", f.api(f.img2img))
+	mux.HandleFunc("GET /sdapi/v1/progress", f.api(f.progress))
+	mux.HandleFunc("POST /sdapi/v1/interrupt", f.api(f.interrupt))
+	mux.HandleFunc("POST /sdapi/v1/interrogate", f.api(f.interrogate))
+	mux.HandleFunc("GET /sdapi/v1/sd-models", f.api(f.sdModels))
+	mux.HandleFunc("GET /sdapi/v1/samplers", f.api(f.samplers))
+	mux.HandleFunc("GET /sdapi/v1/schedulers", f.api(f.schedulers))
+	mux.HandleFunc("GET /sdapi/v1/options", f.api(f.options))
+	mux.HandleFunc("POST /internal/progress", f.taskProgress)
 	f.Server = httptest.NewServer(mux)
 	f.URL = f.Server.URL
 	t.Cleanup(f.Close)
 	return f
 }
 
-// Close stops the server, interrupting a job that waits.
-func (f *A1111) Close() {
+// SetAuth makes the API require HTTP basic "user:password" (--api-auth).
+func (f *A1111) SetAuth(userPassword string) {
 	f.mu.Lock()
-	if f.interrupted != nil {
-		select {
-		case <-f.interrupted:
-		default:
-			close(f.interrupted)
-		}
+	f.auth = userPassword
+	f.mu.Unlock()
+}
+
+// DropTaskProgress makes /internal/progress answer 404, as on a server started with
+// --nowebui, where only the API's routes exist.
+func (f *A1111) DropTaskProgress() {
+	f.mu.Lock()
+	f.noTaskProgress = true
+	f.mu.Unlock()
+}
+
+// Loaded is the title of the checkpoint in memory.
+func (f *A1111) Loaded() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checkpoints[f.loaded].title
+}
+
+// Polls is how many times progress was read (either route).
+func (f *A1111) Polls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.polls
+}
+
+// WaitPolls waits until progress was read n times, or d passed.
+func (f *A1111) WaitPolls(n int, d time.Duration) bool {
+	return f.WaitJobs(d, func([]Job) bool { return f.Polls() >= n })
+}
+
+func (f *A1111) polled() {
+	f.mu.Lock()
+	f.polls++
+	f.mu.Unlock()
+	f.state.mu.Lock()
+	f.state.cond.Broadcast()
+	f.state.mu.Unlock()
+}
+
+// Close stops the server, interrupting the job that runs.
+func (f *A1111) Close() {
+	f.closeOnce.Do(func() { close(f.closed) })
+	f.mu.Lock()
+	if f.current != nil {
+		f.current.interrupt()
 	}
 	f.mu.Unlock()
 	f.Server.Close()
 }
 
+// api wraps a /sdapi route in the web UI's --api-auth check.
+func (f *A1111) api(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		auth := f.auth
+		f.mu.Unlock()
+		if auth != "" {
+			user, pass, ok := r.BasicAuth()
+			wantUser, wantPass, _ := strings.Cut(auth, ":")
+			if !ok {
+				w.Header().Set("WWW-Authenticate", "Basic")
+				fastapiError(w, http.StatusUnauthorized, "HTTPException", "Not authenticated")
+				return
+			}
+			if user != wantUser || subtle.ConstantTimeCompare([]byte(pass), []byte(wantPass)) != 1 {
+				w.Header().Set("WWW-Authenticate", "Basic")
+				fastapiError(w, http.StatusUnauthorized, "HTTPException", "Incorrect username or password")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+// validationError answers FastAPI's 422 for a request that does not fit its model.
 func validationError(w http.ResponseWriter, field, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	json.NewEncoder(w).Encode(map[string]any{"detail": []any{map[string]any{"loc": []any{"body", field}, "msg": msg, "type": "value_error"}}})
+	json.NewEncoder(w).Encode(map[string]any{"detail": []any{map[string]any{"loc": []any{"body", field}, "msg": msg, "type": "type_error"}}})
+}
+
+// decodeA1111Image is decode_base64_to_image: plain base64 or a data:image/ URL.
+func decodeA1111Image(s string) (image.Image, error) {
+	if strings.HasPrefix(s, "data:image/") {
+		if _, rest, ok := strings.Cut(s, ";"); ok {
+			if _, b64, ok := strings.Cut(rest, ","); ok {
+				s = b64
+			}
+		}
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	return decodeImage(b)
+}
+
+// samplerAndScheduler is sd_samplers.get_sampler_and_scheduler: a scheduler named at
+// the end of the sampler ("DPM++ 2M Karras") is split off, and names it does not
+// know become the defaults.
+func samplerAndScheduler(sampler, scheduler string) (string, string) {
+	found := a1111Schedulers[0]
+	for _, s := range a1111Schedulers {
+		if scheduler == s.name || scheduler == s.label {
+			found = s
+		}
+	}
+	name := sampler
+	if name == "" {
+		name = A1111Samplers[0]
+	}
+	for _, s := range a1111Schedulers {
+		for _, opt := range append([]string{s.label, s.name}, s.aliases...) {
+			if strings.HasSuffix(name, " "+opt) {
+				found = s
+				name = name[:len(name)-len(opt)-1]
+				break
+			}
+		}
+	}
+	for _, s := range A1111Samplers {
+		if s == name {
+			return s, found.label
+		}
+	}
+	return A1111Samplers[0], found.label
 }
 
 func (f *A1111) img2img(w http.ResponseWriter, r *http.Request) {
@@ -94,101 +265,111 @@ func (f *A1111) img2img(w http.ResponseWriter, r *http.Request) {
 	}
 	var names []string
 	for k := range fields {
-		if !a1111Fields[k] {
-			validationError(w, k, "extra fields not permitted")
-			return
-		}
-		names = append(names, k)
+		names = append(names, k) // pydantic ignores names it does not know
 	}
 	sort.Strings(names)
 	var req struct {
-		InitImages     []string       `json:"init_images"`
-		Mask           *string        `json:"mask"`
-		Prompt         string         `json:"prompt"`
-		Negative       string         `json:"negative_prompt"`
-		Seed           int64          `json:"seed"`
-		Steps          int            `json:"steps"`
-		CFG            float64        `json:"cfg_scale"`
-		Denoise        *float64       `json:"denoising_strength"`
-		Width          int            `json:"width"`
-		Height         int            `json:"height"`
-		InpaintingFill *int           `json:"inpainting_fill"`
-		Override       map[string]any `json:"override_settings"`
-		SendImages     *bool          `json:"send_images"`
+		InitImages  []string       `json:"init_images"`
+		Mask        *string        `json:"mask"`
+		Prompt      string         `json:"prompt"`
+		Negative    string         `json:"negative_prompt"`
+		Seed        int64          `json:"seed"`
+		Steps       int            `json:"steps"`
+		CFG         float64        `json:"cfg_scale"`
+		Denoise     *float64       `json:"denoising_strength"`
+		Width       int            `json:"width"`
+		Height      int            `json:"height"`
+		SamplerName string         `json:"sampler_name"`
+		Scheduler   string         `json:"scheduler"`
+		Override    map[string]any `json:"override_settings"`
+		TaskID      *string        `json:"force_task_id"`
 	}
 	req.Steps, req.CFG, req.Width, req.Height, req.Seed = 50, 7, 512, 512, -1
-	raw, _ := json.Marshal(fields)
-	if err := json.Unmarshal(raw, &req); err != nil {
-		validationError(w, "body", err.Error())
-		return
+	for k, v := range fields {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
+		if err := json.Unmarshal(one, &req); err != nil {
+			validationError(w, k, err.Error())
+			return
+		}
 	}
 	if len(req.InitImages) == 0 {
-		validationError(w, "init_images", "none is not an allowed value")
-		return
-	}
-	if req.Denoise != nil && (*req.Denoise < 0 || *req.Denoise > 1) {
-		validationError(w, "denoising_strength", "must be 0 to 1")
-		return
-	}
-	if req.InpaintingFill != nil && (*req.InpaintingFill < 0 || *req.InpaintingFill > 3) {
-		validationError(w, "inpainting_fill", "must be 0 to 3")
-		return
-	}
-	if req.Width%8 != 0 || req.Height%8 != 0 || req.Width < 64 || req.Height < 64 {
-		validationError(w, "width", "width and height must be multiples of 8, at least 64")
-		return
-	}
-	b, err := base64.StdEncoding.DecodeString(req.InitImages[0])
-	if err != nil {
-		fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
-		return
-	}
-	src, err := decodeImage(b)
-	if err != nil {
-		fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
+		fastapiError(w, http.StatusNotFound, "HTTPException", "Init image not found")
 		return
 	}
 	var mask *image.Gray
-	if req.Mask != nil {
-		mb, err := base64.StdEncoding.DecodeString(*req.Mask)
+	if req.Mask != nil && *req.Mask != "" {
+		mm, err := decodeA1111Image(*req.Mask)
 		if err != nil {
-			fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded mask")
-			return
-		}
-		mm, err := decodeImage(mb)
-		if err != nil || mm.Bounds().Size() != src.Bounds().Size() {
-			fastapiError(w, http.StatusInternalServerError, "HTTPException", "mask must be an image of the init image's size")
+			fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
 			return
 		}
 		mask, _ = grayMask(mm)
 	}
-	// resize_mode 0: the init image (and mask) are stretched to width x height.
-	src = stretch(src, req.Width, req.Height)
-	if mask != nil {
-		mask = stretchGray(mask, req.Width, req.Height)
+	sampler, scheduler := samplerAndScheduler(req.SamplerName, req.Scheduler)
+	src, err := decodeA1111Image(req.InitImages[0])
+	if err != nil {
+		fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
+		return
 	}
-	model, _ := req.Override["sd_model_checkpoint"].(string)
+	if mask != nil && mask.Bounds().Size() != src.Bounds().Size() {
+		fastapiError(w, http.StatusInternalServerError, "ValueError", "images do not match")
+		return
+	}
 	sc := f.get()
-	f.record(Job{Prompt: req.Prompt, Negative: req.Negative, Seed: req.Seed, Steps: req.Steps, Strength: deref(req.Denoise, 0.75),
-		Guidance: req.CFG, Width: req.Width, Height: req.Height, Masked: mask != nil, Model: model, Fields: names})
+	f.mu.Lock()
+	f.tasks++
+	id := fmt.Sprintf("task(img2img-%07d)", f.tasks)
+	if req.TaskID != nil && *req.TaskID != "" {
+		id = *req.TaskID
+	}
+	// An override that names no checkpoint is dropped: the loaded one runs.
+	override := -1
+	if name, ok := req.Override["sd_model_checkpoint"].(string); ok {
+		for i, c := range f.checkpoints {
+			for _, a := range c.ids() {
+				if a == name {
+					override = i
+				}
+			}
+		}
+	}
+	f.pending[id] = true
+	f.mu.Unlock()
+	job := f.record(Job{Prompt: req.Prompt, Negative: req.Negative, Seed: req.Seed, Steps: req.Steps, Strength: deref(req.Denoise, 0.75),
+		Guidance: req.CFG, Width: req.Width, Height: req.Height, Masked: mask != nil, Sampler: sampler, Scheduler: scheduler, Fields: names},
+		OutcomeWaiting)
+	if sc.DropAnswer {
+		// The connection goes; the handler, as the web UI's does, runs on.
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		w = discardWriter{}
+	}
 
 	f.runLock.Lock()
 	defer f.runLock.Unlock()
-	f.mu.Lock()
-	f.jobRunning, f.step, f.steps = true, 0, max(req.Steps, 1)
+	task := &a1111Task{id: id, job: job, steps: max(req.Steps, 1), interrupted: make(chan struct{})}
 	if sc.Steps > 0 {
-		f.steps = sc.Steps
+		task.steps = sc.Steps
 	}
-	f.interrupted = make(chan struct{})
-	intr := f.interrupted
-	steps := f.steps
+	f.mu.Lock()
+	delete(f.pending, id)
+	f.current = task
+	restore := f.loaded
+	if override >= 0 {
+		f.loaded = override
+	}
+	model := f.checkpoints[f.loaded].title
 	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.jobRunning = false
-		f.mu.Unlock()
-	}()
+	f.update(job, func(j *Job) { j.Model, j.Outcome = model, OutcomeRunning })
+	select {
+	case <-f.closed:
+		task.interrupt()
+	default:
+	}
 	if sc.Mode == ModeFail {
+		// finish_task is skipped on an exception: the task stays the current one.
+		f.end(job, OutcomeFailed)
 		st := sc.Status
 		if st == 0 {
 			st = http.StatusInternalServerError
@@ -196,9 +377,9 @@ func (f *A1111) img2img(w http.ResponseWriter, r *http.Request) {
 		fastapiError(w, st, "OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB")
 		return
 	}
-	for i := 1; i <= steps; i++ {
+	for i := 1; i <= task.steps; i++ {
 		f.mu.Lock()
-		f.step = i
+		task.step = i
 		f.mu.Unlock()
 		if sc.Mode == ModeDrop {
 			f.Server.CloseClientConnections()
@@ -210,19 +391,47 @@ func (f *A1111) img2img(w http.ResponseWriter, r *http.Request) {
 			wait = time.Hour
 		}
 		select {
-		case <-intr:
-			i = steps // the web UI stops sampling and answers what it has
+		case <-task.interrupted:
+			i = task.steps // the web UI stops sampling and answers what it has
+			f.end(job, OutcomeInterrupted)
 		case <-time.After(wait):
 		}
 	}
+	f.mu.Lock()
+	if f.current == task {
+		f.current = nil
+	}
+	f.finished = append(f.finished, id)
+	if len(f.finished) > 16 {
+		f.finished = f.finished[1:]
+	}
+	if override >= 0 {
+		f.loaded = restore // override_settings_restore_afterwards
+	}
+	f.mu.Unlock()
+	f.end(job, OutcomeDone)
 	var out []byte
 	if sc.Mode == ModeGarbage {
 		out = []byte("definitely not an image")
 	} else {
-		out = answer(sc.Mode, src, mask, req.Seed)
+		out = answer(sc.Mode, stretch(src, req.Width, req.Height), stretchMask(mask, req.Width, req.Height), req.Seed)
 	}
-	info, _ := json.Marshal(map[string]any{"prompt": req.Prompt, "seed": req.Seed, "steps": req.Steps})
+	info, _ := json.Marshal(map[string]any{"prompt": req.Prompt, "seed": req.Seed, "steps": req.Steps, "sampler_name": sampler})
 	writeJSON(w, map[string]any{"images": []string{base64.StdEncoding.EncodeToString(out)}, "parameters": fields, "info": string(info)})
+}
+
+// discardWriter stands in for a connection that is gone.
+type discardWriter struct{}
+
+func (discardWriter) Header() http.Header         { return http.Header{} }
+func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (discardWriter) WriteHeader(int)             {}
+
+func stretchMask(m *image.Gray, w, h int) *image.Gray {
+	if m == nil {
+		return nil
+	}
+	return stretchGray(m, w, h)
 }
 
 func deref(p *float64, def float64) float64 {
@@ -232,46 +441,101 @@ func deref(p *float64, def float64) float64 {
 	return *p
 }
 
+// progress is GET /sdapi/v1/progress: the server's state, whoever's job it is.
 func (f *A1111) progress(w http.ResponseWriter, r *http.Request) {
-	for k := range r.URL.Query() {
-		if k != "skip_current_image" {
-			validationError(w, k, "extra fields not permitted")
-			return
-		}
-	}
+	defer f.polled()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p, jobs := 0.0, 0
-	if f.jobRunning {
-		jobs = 1
-		p = float64(f.step) / float64(max(f.steps, 1))
+	p, jobs, step, steps := 0.0, 0, 0, 0
+	if t := f.current; t != nil {
+		jobs, step, steps = 1, t.step, t.steps
+		p = 0.01 + float64(step)/float64(max(steps, 1))
 	}
-	interrupted := false
-	if f.interrupted != nil {
-		select {
-		case <-f.interrupted:
-			interrupted = true
-		default:
-		}
-	}
-	writeJSON(w, map[string]any{"progress": p, "eta_relative": 1.5,
-		"state": map[string]any{"skipped": false, "interrupted": interrupted, "job": fmt.Sprintf("job %d", jobs),
-			"job_count": jobs, "job_timestamp": "20250101000000", "job_no": 0, "sampling_step": f.step, "sampling_steps": f.steps},
-		"current_image": nil, "textinfo": nil})
+	writeJSON(w, map[string]any{"progress": min(p, 1), "eta_relative": 1.5,
+		"state": map[string]any{"skipped": false, "interrupted": false, "job": "scripts_img2img",
+			"job_count": jobs, "job_timestamp": "20250101000000", "job_no": 0, "sampling_step": step, "sampling_steps": steps},
+		"current_image": nil, "textinfo": nil, "current_task": nil})
 }
 
+// taskProgress is POST /internal/progress {id_task}: where one task is.
+func (f *A1111) taskProgress(w http.ResponseWriter, r *http.Request) {
+	defer f.polled()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noTaskProgress {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"detail":"Not Found"}`))
+		return
+	}
+	var req struct {
+		IDTask *string `json:"id_task"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		validationError(w, "body", "not a JSON object")
+		return
+	}
+	id := ""
+	if req.IDTask != nil {
+		id = *req.IDTask
+	}
+	active := f.current != nil && f.current.id == id
+	completed := false
+	for _, d := range f.finished {
+		completed = completed || d == id
+	}
+	out := map[string]any{"active": active, "queued": f.pending[id], "completed": completed, "progress": nil, "eta": nil,
+		"live_preview": nil, "id_live_preview": -1, "textinfo": "Waiting..."}
+	if f.pending[id] {
+		out["textinfo"] = "In queue..."
+	}
+	if active {
+		out["progress"] = float64(f.current.step) / float64(max(f.current.steps, 1))
+		out["textinfo"] = nil
+	}
+	writeJSON(w, out)
+}
+
+// interrupt is POST /sdapi/v1/interrupt: it stops whatever job runs.
 func (f *A1111) interrupt(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	if f.jobRunning && f.interrupted != nil {
-		select {
-		case <-f.interrupted:
-		default:
-			close(f.interrupted)
-			f.cancel()
-		}
+	if f.current != nil {
+		f.current.interrupt()
 	}
 	f.mu.Unlock()
 	writeJSON(w, map[string]any{})
+}
+
+func (f *A1111) sdModels(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []any{}
+	for _, c := range f.checkpoints {
+		out = append(out, map[string]any{"title": c.title, "model_name": c.modelName, "hash": c.shorthash, "sha256": c.sha256,
+			"filename": c.filename, "config": nil})
+	}
+	writeJSON(w, out)
+}
+
+func (f *A1111) samplers(w http.ResponseWriter, r *http.Request) {
+	out := []any{}
+	for _, s := range A1111Samplers {
+		alias := "k_" + strings.NewReplacer(" ", "_", "+", "p").Replace(strings.ToLower(s))
+		out = append(out, map[string]any{"name": s, "aliases": []string{alias}, "options": map[string]any{}})
+	}
+	writeJSON(w, out)
+}
+
+func (f *A1111) schedulers(w http.ResponseWriter, r *http.Request) {
+	out := []any{}
+	for _, s := range a1111Schedulers {
+		out = append(out, map[string]any{"name": s.name, "label": s.label, "aliases": s.aliases, "default_rho": -1, "need_inner_model": false})
+	}
+	writeJSON(w, out)
+}
+
+func (f *A1111) options(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"sd_model_checkpoint": f.Loaded(), "samples_format": "png"})
 }
 
 // interrogate is POST /sdapi/v1/interrogate {image, model}: a caption of the image.
@@ -281,26 +545,19 @@ func (f *A1111) interrogate(w http.ResponseWriter, r *http.Request) {
 		validationError(w, "body", "not a JSON object")
 		return
 	}
-	for k := range req {
-		if k != "image" && k != "model" {
-			validationError(w, k, "extra fields not permitted")
-			return
-		}
-	}
 	var img, model string
 	json.Unmarshal(req["image"], &img)
 	json.Unmarshal(req["model"], &model)
-	if model != "clip" && model != "deepdanbooru" {
-		fastapiError(w, http.StatusNotFound, "HTTPException", "Model not found: "+model)
-		return
-	}
-	b, err := base64.StdEncoding.DecodeString(img)
-	if err != nil {
+	if img == "" {
 		fastapiError(w, http.StatusNotFound, "HTTPException", "Image not found")
 		return
 	}
-	if _, err := decodeImage(b); err != nil {
+	if _, err := decodeA1111Image(img); err != nil {
 		fastapiError(w, http.StatusInternalServerError, "HTTPException", "Invalid encoded image")
+		return
+	}
+	if model != "clip" && model != "deepdanbooru" {
+		fastapiError(w, http.StatusNotFound, "HTTPException", "Model not found")
 		return
 	}
 	f.mu.Lock()

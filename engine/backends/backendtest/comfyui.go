@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,36 +18,69 @@ import (
 	"time"
 )
 
-// comfyClass is a node type the fake knows: its inputs (kind: string, int, number,
-// enum:a|b, or link:TYPE) and output types.
+// ComfyCheckpoints, ComfySamplers and ComfySchedulers are the fake ComfyUI's
+// models/checkpoints files and KSampler's sampler and scheduler lists.
+var (
+	ComfyCheckpoints = []string{"realisticVision_v51.safetensors", "sd_xl_base_1.0.safetensors", "juggernautXL_v9.safetensors"}
+	ComfySamplers    = []string{"euler", "euler_ancestral", "heun", "dpm_2", "dpm_2_ancestral", "lms", "dpm_fast", "dpm_adaptive",
+		"dpmpp_2s_ancestral", "dpmpp_sde", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "ddpm", "lcm", "ddim", "uni_pc", "uni_pc_bh2"}
+	ComfySchedulers = []string{"normal", "karras", "exponential", "sgm_uniform", "simple", "ddim_uniform", "beta"}
+)
+
+// comfyInput is one input of a node type: its kind (STRING, INT, FLOAT, COMBO,
+// IMAGE_UPLOAD or a link type such as MODEL), the options of a combo and the bounds
+// of a number.
+type comfyInput struct {
+	kind     string
+	options  func() []string
+	min, max float64
+}
+
+// comfyClass is a node type the fake knows: its inputs and output types.
 type comfyClass struct {
-	inputs  map[string]string
+	inputs  map[string]comfyInput
 	outputs []string
 }
 
+func link(t string) comfyInput                   { return comfyInput{kind: t} }
+func num(kind string, lo, hi float64) comfyInput { return comfyInput{kind: kind, min: lo, max: hi} }
+func combo(o func() []string) comfyInput         { return comfyInput{kind: "COMBO", options: o} }
+func fixed(o ...string) func() []string          { return func() []string { return o } }
+
 var comfyClasses = map[string]comfyClass{
-	"CheckpointLoaderSimple": {map[string]string{"ckpt_name": "string"}, []string{"MODEL", "CLIP", "VAE"}},
-	"LoadImage":              {map[string]string{"image": "upload"}, []string{"IMAGE", "MASK"}},
-	"LoadImageMask":          {map[string]string{"image": "upload", "channel": "enum:alpha|red|green|blue"}, []string{"MASK"}},
-	"VAEEncode":              {map[string]string{"pixels": "link:IMAGE", "vae": "link:VAE"}, []string{"LATENT"}},
-	"CLIPTextEncode":         {map[string]string{"text": "string", "clip": "link:CLIP"}, []string{"CONDITIONING"}},
-	"SetLatentNoiseMask":     {map[string]string{"samples": "link:LATENT", "mask": "link:MASK"}, []string{"LATENT"}},
-	"KSampler": {map[string]string{"seed": "int", "steps": "int", "cfg": "number", "sampler_name": "string",
-		"scheduler": "string", "denoise": "number", "model": "link:MODEL", "positive": "link:CONDITIONING",
-		"negative": "link:CONDITIONING", "latent_image": "link:LATENT"}, []string{"LATENT"}},
-	"VAEDecode":    {map[string]string{"samples": "link:LATENT", "vae": "link:VAE"}, []string{"IMAGE"}},
-	"SaveImage":    {map[string]string{"images": "link:IMAGE", "filename_prefix": "string"}, nil},
-	"PreviewImage": {map[string]string{"images": "link:IMAGE"}, nil},
+	"CheckpointLoaderSimple": {map[string]comfyInput{"ckpt_name": combo(fixed(ComfyCheckpoints...))}, []string{"MODEL", "CLIP", "VAE"}},
+	"LoadImage":              {map[string]comfyInput{"image": {kind: "IMAGE_UPLOAD"}}, []string{"IMAGE", "MASK"}},
+	"LoadImageMask":          {map[string]comfyInput{"image": {kind: "IMAGE_UPLOAD"}, "channel": combo(fixed("alpha", "red", "green", "blue"))}, []string{"MASK"}},
+	"VAEEncode":              {map[string]comfyInput{"pixels": link("IMAGE"), "vae": link("VAE")}, []string{"LATENT"}},
+	"CLIPTextEncode":         {map[string]comfyInput{"text": {kind: "STRING"}, "clip": link("CLIP")}, []string{"CONDITIONING"}},
+	"SetLatentNoiseMask":     {map[string]comfyInput{"samples": link("LATENT"), "mask": link("MASK")}, []string{"LATENT"}},
+	"KSampler": {map[string]comfyInput{"seed": num("INT", 0, 0xffffffffffffffff), "steps": num("INT", 1, 10000),
+		"cfg": num("FLOAT", 0, 100), "sampler_name": combo(fixed(ComfySamplers...)), "scheduler": combo(fixed(ComfySchedulers...)),
+		"denoise": num("FLOAT", 0, 1), "model": link("MODEL"), "positive": link("CONDITIONING"),
+		"negative": link("CONDITIONING"), "latent_image": link("LATENT")}, []string{"LATENT"}},
+	"VAEDecode":    {map[string]comfyInput{"samples": link("LATENT"), "vae": link("VAE")}, []string{"IMAGE"}},
+	"SaveImage":    {map[string]comfyInput{"images": link("IMAGE"), "filename_prefix": {kind: "STRING"}}, nil},
+	"PreviewImage": {map[string]comfyInput{"images": link("IMAGE")}, nil},
 }
 
 // ComfyUI is a fake ComfyUI server: uploads, the prompt queue with one worker,
-// history, view, queue deletes, interrupts and the WebSocket.
+// history, view, queue deletes, interrupts, /object_info and the WebSocket. It
+// validates a workflow as validate_prompt does (node types, combo values such as
+// checkpoints and samplers, number bounds, links) with ComfyUI's error shapes.
+//
+// By default it is a server of 2024: POST /prompt chooses the prompt id itself and
+// /interrupt stops whatever runs. Modern makes it a newer one that takes the
+// client's prompt_id and interrupts only the prompt a {"prompt_id"} body names;
+// NoStatus an older one whose history has no status and whose runs end with an
+// "executing" message for no node, sent before the history is written.
 type ComfyUI struct {
 	*state
 	Server *httptest.Server
 	URL    string
 
 	mu       sync.Mutex
+	modern   bool
+	noStatus bool
 	uploads  map[string][]byte // "input/name" -> bytes
 	outputs  map[string][]byte // "output/name" -> bytes
 	history  map[string]any
@@ -62,6 +96,7 @@ type ComfyUI struct {
 type comfyJob struct {
 	id, client  string
 	number      int
+	job         int // index in the record
 	nodes       map[string]comfyNode
 	interrupted chan struct{}
 	once        sync.Once
@@ -70,6 +105,20 @@ type comfyJob struct {
 type comfyNode struct {
 	Class  string         `json:"class_type"`
 	Inputs map[string]any `json:"inputs"`
+}
+
+// Modern makes the fake a newer ComfyUI (client prompt ids, targeted interrupts).
+func (f *ComfyUI) Modern() {
+	f.mu.Lock()
+	f.modern = true
+	f.mu.Unlock()
+}
+
+// NoStatus makes the fake an older ComfyUI whose history entries have no status.
+func (f *ComfyUI) NoStatus() {
+	f.mu.Lock()
+	f.noStatus = true
+	f.mu.Unlock()
 }
 
 // NewComfyUI starts a fake ComfyUI server on 127.0.0.1; the test's cleanup stops it.
@@ -85,6 +134,7 @@ func NewComfyUI(t testing.TB) *ComfyUI {
 	mux.HandleFunc("POST /queue", f.queueEdit)
 	mux.HandleFunc("POST /interrupt", f.interrupt)
 	mux.HandleFunc("GET /ws", f.ws)
+	mux.HandleFunc("GET /object_info/{class}", f.objectInfo)
 	f.Server = httptest.NewServer(mux)
 	f.URL = f.Server.URL
 	go f.worker()
@@ -100,7 +150,7 @@ func (f *ComfyUI) Close() {
 		s.c.Close()
 	}
 	if f.running != nil {
-		f.running.once.Do(func() { close(f.running.interrupted) })
+		f.running.interrupt()
 	}
 	f.mu.Unlock()
 	f.Server.Close()
@@ -187,16 +237,8 @@ func (f *ComfyUI) prompt(w http.ResponseWriter, r *http.Request) {
 	}
 	var body map[string]json.RawMessage
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		comfyError(w, http.StatusBadRequest, "invalid_prompt", "body is not JSON: "+err.Error(), nil)
+		http.Error(w, "500 Internal Server Error", http.StatusInternalServerError) // aiohttp's answer to a bad request.json()
 		return
-	}
-	for k := range body {
-		switch k {
-		case "prompt", "client_id", "extra_data", "number", "front", "prompt_id", "partial_execution_targets":
-		default:
-			comfyError(w, http.StatusBadRequest, "invalid_prompt", "unknown field "+k, nil)
-			return
-		}
 	}
 	raw, ok := body["prompt"]
 	if !ok {
@@ -205,60 +247,117 @@ func (f *ComfyUI) prompt(w http.ResponseWriter, r *http.Request) {
 	}
 	var nodes map[string]comfyNode
 	if err := json.Unmarshal(raw, &nodes); err != nil {
-		comfyError(w, http.StatusBadRequest, "invalid_prompt", "prompt is not an object of nodes: "+err.Error(), nil)
+		comfyError(w, http.StatusBadRequest, "invalid_prompt", "Cannot execute because a node is missing the class_type property.", nil)
 		return
 	}
-	var client string
-	if c, ok := body["client_id"]; ok {
-		json.Unmarshal(c, &client)
-	}
+	var client, wantID string
+	json.Unmarshal(body["client_id"], &client)
+	json.Unmarshal(body["prompt_id"], &wantID)
 	if nodeErrs := f.validate(nodes); len(nodeErrs) > 0 {
 		comfyError(w, http.StatusBadRequest, "prompt_outputs_failed_validation", "Prompt outputs failed validation", nodeErrs)
 		return
 	}
+	sc := f.get()
 	f.mu.Lock()
 	f.number++
-	job := &comfyJob{id: fmt.Sprintf("prompt-%04d-%x", f.number, hash3(f.number, 0, 0, int64(len(raw)))), client: client,
-		number: f.number, nodes: nodes, interrupted: make(chan struct{})}
+	job := &comfyJob{id: fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", hash3(f.number, 1, 0, 0)&0xffffffff, f.number&0xffff, f.number&0xfff, 7, f.number),
+		client: client, number: f.number, nodes: nodes, interrupted: make(chan struct{})}
+	if f.modern && wantID != "" {
+		job.id = wantID
+	}
+	f.mu.Unlock()
+	job.job = f.record(f.describe(nodes), OutcomeWaiting)
+	f.mu.Lock()
 	f.pending = append(f.pending, job)
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
+	if sc.DropAnswer {
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
 	writeJSON(w, map[string]any{"prompt_id": job.id, "number": job.number, "node_errors": map[string]any{}})
+}
+
+// describe reads what the workflow asks of its (first) KSampler.
+func (f *ComfyUI) describe(nodes map[string]comfyNode) Job {
+	var job Job
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	sampler := ""
+	for _, id := range ids {
+		n := nodes[id]
+		switch n.Class {
+		case "KSampler":
+			if sampler == "" {
+				sampler = id
+			}
+		case "CheckpointLoaderSimple":
+			job.Model, _ = n.Inputs["ckpt_name"].(string)
+		case "LoadImageMask":
+			job.Masked = true // refined when it runs
+		}
+	}
+	ks := nodes[sampler].Inputs
+	text := func(link any) string {
+		l, _ := link.([]any)
+		if len(l) == 2 {
+			if id, ok := l[0].(string); ok {
+				s, _ := nodes[id].Inputs["text"].(string)
+				return s
+			}
+		}
+		return ""
+	}
+	n := func(v any) float64 { x, _ := v.(float64); return x }
+	job.Prompt, job.Negative = text(ks["positive"]), text(ks["negative"])
+	job.Seed, job.Steps = int64(n(ks["seed"])), int(n(ks["steps"]))
+	job.Strength, job.Guidance = n(ks["denoise"]), n(ks["cfg"])
+	job.Sampler, _ = ks["sampler_name"].(string)
+	job.Scheduler, _ = ks["scheduler"].(string)
+	for k := range ks {
+		job.Fields = append(job.Fields, k)
+	}
+	sort.Strings(job.Fields)
+	return job
 }
 
 // validate checks every node against the table, as ComfyUI's validate_prompt does.
 func (f *ComfyUI) validate(nodes map[string]comfyNode) map[string]any {
 	errs := map[string]any{}
-	fail := func(id, class, msg string) {
-		errs[id] = map[string]any{"errors": []any{map[string]any{"type": "value_not_valid", "message": msg, "details": msg}},
-			"dependent_outputs": []any{}, "class_type": class}
+	fail := func(id, class, typ, msg, details string) {
+		e, _ := errs[id].(map[string]any)
+		if e == nil {
+			e = map[string]any{"errors": []any{}, "dependent_outputs": []any{}, "class_type": class}
+			errs[id] = e
+		}
+		e["errors"] = append(e["errors"].([]any), map[string]any{"type": typ, "message": msg, "details": details, "extra_info": map[string]any{}})
 	}
 	outputs := 0
 	for id, n := range nodes {
 		cl, ok := comfyClasses[n.Class]
 		if !ok {
-			fail(id, n.Class, fmt.Sprintf("node type %q does not exist", n.Class))
+			fail(id, n.Class, "invalid_prompt", fmt.Sprintf("Cannot execute because node %s does not exist.", n.Class), "Node ID '#"+id+"'")
 			continue
 		}
 		if cl.outputs == nil {
 			outputs++
 		}
-		for name := range n.Inputs {
-			if _, ok := cl.inputs[name]; !ok {
-				fail(id, n.Class, fmt.Sprintf("unknown input %q", name))
-			}
-		}
-		for name, kind := range cl.inputs {
+		for name, in := range cl.inputs {
 			v, ok := n.Inputs[name]
 			if !ok {
-				fail(id, n.Class, fmt.Sprintf("Required input is missing: %s", name))
+				fail(id, n.Class, "required_input_missing", "Required input is missing", name)
 				continue
 			}
-			if msg := f.checkInput(nodes, kind, v); msg != "" {
-				fail(id, n.Class, name+": "+msg)
+			if typ, msg, details := f.checkInput(nodes, name, in, v); typ != "" {
+				fail(id, n.Class, typ, msg, details)
 			}
 		}
 	}
@@ -268,57 +367,99 @@ func (f *ComfyUI) validate(nodes map[string]comfyNode) map[string]any {
 	return errs
 }
 
-func (f *ComfyUI) checkInput(nodes map[string]comfyNode, kind string, v any) string {
-	if s, ok := v.(string); ok && strings.Contains(s, "{{") {
-		return fmt.Sprintf("unfilled placeholder %q", s)
-	}
-	switch {
-	case kind == "string":
-		if _, ok := v.(string); !ok {
-			return fmt.Sprintf("%v is not a string", v)
-		}
-	case kind == "upload":
-		s, _ := v.(string)
-		f.mu.Lock()
-		_, ok := f.uploads["input/"+s]
-		f.mu.Unlock()
-		if !ok {
-			return fmt.Sprintf("Invalid image file: %v", v)
-		}
-	case kind == "int":
-		n, ok := v.(float64)
-		if !ok || n != float64(int64(n)) {
-			return fmt.Sprintf("%v is not an integer", v)
-		}
-	case kind == "number":
-		if _, ok := v.(float64); !ok {
-			return fmt.Sprintf("%v is not a number", v)
-		}
-	case strings.HasPrefix(kind, "enum:"):
-		s, _ := v.(string)
-		for _, e := range strings.Split(kind[5:], "|") {
-			if s == e {
-				return ""
-			}
-		}
-		return fmt.Sprintf("Value not in list: %v", v)
-	case strings.HasPrefix(kind, "link:"):
-		l, ok := v.([]any)
-		if !ok || len(l) != 2 {
-			return fmt.Sprintf("%v is not a link [node_id, output]", v)
+// checkInput returns the error type, message and details of a value ComfyUI refuses.
+func (f *ComfyUI) checkInput(nodes map[string]comfyNode, name string, in comfyInput, v any) (string, string, string) {
+	isLink := !slices.Contains([]string{"STRING", "INT", "FLOAT", "COMBO", "IMAGE_UPLOAD"}, in.kind)
+	if l, ok := v.([]any); ok || isLink {
+		if len(l) != 2 {
+			return "bad_linked_input", "Bad linked input, must be a length-2 list of [node_id, slot_index]", name
 		}
 		src, ok1 := l[0].(string)
 		idx, ok2 := l[1].(float64)
 		n, ok3 := nodes[src]
 		if !ok1 || !ok2 || !ok3 {
-			return fmt.Sprintf("link %v points to no node", v)
+			return "bad_linked_input", "Bad linked input, must be a length-2 list of [node_id, slot_index]", name
 		}
 		outs := comfyClasses[n.Class].outputs
-		if int(idx) < 0 || int(idx) >= len(outs) || outs[int(idx)] != kind[5:] {
-			return fmt.Sprintf("link %v is not a %s output", v, kind[5:])
+		if int(idx) < 0 || int(idx) >= len(outs) || outs[int(idx)] != in.kind {
+			got := "?"
+			if int(idx) >= 0 && int(idx) < len(outs) {
+				got = outs[int(idx)]
+			}
+			return "return_type_mismatch", "Return type mismatch between linked nodes", fmt.Sprintf("%s, received_type(%s) mismatch input_type(%s)", name, got, in.kind)
+		}
+		return "", "", ""
+	}
+	switch in.kind {
+	case "STRING":
+		if _, ok := v.(string); !ok {
+			return "invalid_input_type", fmt.Sprintf("Failed to convert an input value to a STRING value: %s, %v", name, v), name
+		}
+	case "IMAGE_UPLOAD":
+		s, _ := v.(string)
+		f.mu.Lock()
+		_, ok := f.uploads["input/"+s]
+		f.mu.Unlock()
+		if !ok {
+			return "custom_validation_failed", "Custom validation failed for node", fmt.Sprintf("image - Invalid image file: %v", v)
+		}
+	case "INT", "FLOAT":
+		x, ok := v.(float64)
+		if !ok || (in.kind == "INT" && x != float64(int64(x))) {
+			return "invalid_input_type", fmt.Sprintf("Failed to convert an input value to a %s value: %s, %v", in.kind, name, v), name
+		}
+		if x < in.min {
+			return "value_smaller_than_min", fmt.Sprintf("Value %v smaller than min of %v", v, in.min), name
+		}
+		if x > in.max {
+			return "value_bigger_than_max", fmt.Sprintf("Value %v bigger than max of %v", v, in.max), name
+		}
+	case "COMBO":
+		s, _ := v.(string)
+		opts := in.options()
+		if !slices.Contains(opts, s) {
+			q := make([]string, len(opts))
+			for i, o := range opts {
+				q[i] = "'" + o + "'"
+			}
+			return "value_not_in_list", "Value not in list", fmt.Sprintf("%s: '%v' not in [%s]", name, v, strings.Join(q, ", "))
 		}
 	}
-	return ""
+	return "", "", ""
+}
+
+// objectInfo is GET /object_info/{class}: a node type's inputs, combos as lists.
+func (f *ComfyUI) objectInfo(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("class")
+	cl, ok := comfyClasses[name]
+	if !ok {
+		writeJSON(w, map[string]any{})
+		return
+	}
+	req := map[string]any{}
+	for n, in := range cl.inputs {
+		switch {
+		case in.options != nil:
+			req[n] = []any{in.options(), map[string]any{}}
+		case in.kind == "IMAGE_UPLOAD":
+			f.mu.Lock()
+			var files []string
+			for k := range f.uploads {
+				if after, ok := strings.CutPrefix(k, "input/"); ok {
+					files = append(files, after)
+				}
+			}
+			f.mu.Unlock()
+			sort.Strings(files)
+			req[n] = []any{files, map[string]any{"image_upload": true}}
+		case in.kind == "INT" || in.kind == "FLOAT":
+			req[n] = []any{in.kind, map[string]any{"min": in.min, "max": in.max}}
+		default:
+			req[n] = []any{in.kind}
+		}
+	}
+	writeJSON(w, map[string]any{name: map[string]any{"input": map[string]any{"required": req}, "output": cl.outputs,
+		"name": name, "display_name": name, "category": "sampling", "output_node": cl.outputs == nil}})
 }
 
 func (f *ComfyUI) historyOf(w http.ResponseWriter, r *http.Request) {
@@ -403,7 +544,7 @@ func (f *ComfyUI) queueEdit(w http.ResponseWriter, r *http.Request) {
 			drop = drop || d == j.id
 		}
 		if drop {
-			f.cancel()
+			f.end(j.job, OutcomeDeleted)
 			continue
 		}
 		kept = append(kept, j)
@@ -413,30 +554,25 @@ func (f *ComfyUI) queueEdit(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// interrupt is POST /interrupt, with an optional {"prompt_id"} that must name the
-// running prompt.
+func (j *comfyJob) interrupt() { j.once.Do(func() { close(j.interrupted) }) }
+
+// interrupt is POST /interrupt. A modern server reads an optional {"prompt_id"} and
+// interrupts only that prompt while it runs; an older one ignores the body and stops
+// whatever runs.
 func (f *ComfyUI) interrupt(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
-	want := ""
-	if len(bytes.TrimSpace(b)) > 0 {
-		var body map[string]json.RawMessage
-		if err := json.Unmarshal(b, &body); err != nil {
-			http.Error(w, "bad json", http.StatusBadRequest)
-			return
-		}
-		for k, v := range body {
-			if k != "prompt_id" {
-				http.Error(w, "unknown field "+k, http.StatusBadRequest)
-				return
-			}
-			json.Unmarshal(v, &want)
-		}
-	}
 	f.mu.Lock()
-	if j := f.running; j != nil && (want == "" || want == j.id) {
-		j.once.Do(func() { close(j.interrupted); f.cancel() })
+	defer f.mu.Unlock()
+	want := ""
+	if f.modern {
+		var body map[string]any
+		if json.Unmarshal(b, &body) == nil {
+			want, _ = body["prompt_id"].(string)
+		}
 	}
-	f.mu.Unlock()
+	if j := f.running; j != nil && (want == "" || want == j.id) {
+		j.interrupt()
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -512,11 +648,20 @@ func (f *ComfyUI) worker() {
 // run executes one prompt; it reports true when the server went away.
 func (f *ComfyUI) run(j *comfyJob) bool {
 	sc := f.get()
+	f.mu.Lock()
+	modern, noStatus := f.modern, f.noStatus
+	f.mu.Unlock()
 	var img image.Image
 	var mask *image.Gray
-	var job Job
-	var sampler, save string
-	for id, n := range j.nodes {
+	var samplers []string
+	var save string
+	ids := make([]string, 0, len(j.nodes))
+	for id := range j.nodes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		n := j.nodes[id]
 		switch n.Class {
 		case "LoadImage":
 			name, _ := n.Inputs["image"].(string)
@@ -540,81 +685,95 @@ func (f *ComfyUI) run(j *comfyJob) bool {
 				}
 			}
 		case "KSampler":
-			sampler = id
+			samplers = append(samplers, id)
 		case "SaveImage", "PreviewImage":
 			save = id
-		case "CheckpointLoaderSimple":
-			job.Model, _ = n.Inputs["ckpt_name"].(string)
 		}
 	}
-	ks := j.nodes[sampler].Inputs
-	text := func(link any) string {
-		l, _ := link.([]any)
-		if len(l) == 2 {
-			if id, ok := l[0].(string); ok {
-				s, _ := j.nodes[id].Inputs["text"].(string)
-				return s
-			}
-		}
-		return ""
-	}
-	num := func(v any) float64 { n, _ := v.(float64); return n }
-	job.Prompt, job.Negative = text(ks["positive"]), text(ks["negative"])
-	job.Seed, job.Steps = int64(num(ks["seed"])), int(num(ks["steps"]))
-	job.Strength, job.Guidance = num(ks["denoise"]), num(ks["cfg"])
-	job.Width, job.Height = img.Bounds().Dx(), img.Bounds().Dy()
-	job.Masked = mask != nil
-	for k := range ks {
-		job.Fields = append(job.Fields, k)
-	}
-	sort.Strings(job.Fields)
-	f.record(job)
+	job := f.Jobs()[j.job]
+	f.update(j.job, func(r *Job) {
+		r.Masked = mask != nil
+		r.Width, r.Height = img.Bounds().Dx(), img.Bounds().Dy()
+		r.Outcome = OutcomeRunning
+	})
 
 	f.send(j.client, "execution_start", map[string]any{"prompt_id": j.id, "timestamp": time.Now().UnixMilli()})
-	f.send(j.client, "executing", map[string]any{"node": sampler, "display_node": sampler, "prompt_id": j.id})
+	// finish writes the history and sends the end of the run, in the order of the
+	// server's version.
+	finish := func(outputs map[string]any, status string, msgs []any) {
+		entry := map[string]any{"prompt": queueItem(j), "outputs": outputs}
+		if !noStatus {
+			entry["status"] = map[string]any{"status_str": status, "completed": status == "success", "messages": msgs}
+			entry["meta"] = map[string]any{}
+		}
+		write := func() {
+			f.mu.Lock()
+			f.history[j.id] = entry
+			f.mu.Unlock()
+		}
+		if noStatus {
+			f.send(j.client, "executing", map[string]any{"node": nil, "prompt_id": j.id})
+			write()
+			return
+		}
+		write()
+		if status == "success" {
+			f.send(j.client, "execution_success", map[string]any{"prompt_id": j.id, "timestamp": time.Now().UnixMilli()})
+		}
+		f.send(j.client, "executing", map[string]any{"node": nil, "prompt_id": j.id})
+	}
 	fail := func(kind string, data map[string]any) {
 		data["prompt_id"] = j.id
 		f.send(j.client, kind, data)
-		f.mu.Lock()
-		f.history[j.id] = map[string]any{"prompt": queueItem(j), "outputs": map[string]any{},
-			"status": map[string]any{"status_str": "error", "completed": false,
-				"messages": []any{[]any{"execution_start", map[string]any{"prompt_id": j.id}}, []any{kind, data}}}}
-		f.mu.Unlock()
+		finish(map[string]any{}, "error", []any{[]any{"execution_start", map[string]any{"prompt_id": j.id}}, []any{kind, data}})
+	}
+	first := ""
+	if len(samplers) > 0 {
+		first = samplers[0]
 	}
 	if sc.Mode == ModeFail {
-		fail("execution_error", map[string]any{"node_id": sampler, "node_type": "KSampler", "executed": []string{},
+		f.end(j.job, OutcomeFailed)
+		fail("execution_error", map[string]any{"node_id": first, "node_type": "KSampler", "executed": []string{},
 			"exception_message": "CUDA out of memory. Tried to allocate 2.00 GiB", "exception_type": "torch.OutOfMemoryError",
 			"traceback": []string{}, "current_inputs": map[string]any{}, "current_outputs": map[string]any{}})
 		return false
 	}
-	steps := job.Steps
-	if sc.Steps > 0 {
-		steps = sc.Steps
-	}
-	steps = max(steps, 1)
-	for i := 1; i <= steps; i++ {
-		f.send(j.client, "progress", map[string]any{"value": i, "max": steps, "prompt_id": j.id, "node": sampler})
-		if sc.Mode == ModeDrop {
-			f.Server.CloseClientConnections()
-			f.Server.Listener.Close()
-			f.mu.Lock()
-			for _, s := range f.sockets {
-				s.c.Close()
+	// Every sampler reports its own steps, from 1 to its step count.
+	for _, id := range samplers {
+		f.send(j.client, "executing", map[string]any{"node": id, "display_node": id, "prompt_id": j.id})
+		steps := int(j.nodes[id].Inputs["steps"].(float64))
+		if sc.Steps > 0 {
+			steps = sc.Steps
+		}
+		for i := 1; i <= steps; i++ {
+			data := map[string]any{"value": i, "max": steps}
+			if modern {
+				data["prompt_id"], data["node"] = j.id, id
 			}
-			f.mu.Unlock()
-			return true
-		}
-		wait := sc.delay()
-		if sc.Mode == ModeHang {
-			wait = time.Hour
-		}
-		select {
-		case <-j.interrupted:
-			fail("execution_interrupted", map[string]any{"node_id": sampler, "node_type": "KSampler", "executed": []string{}})
-			return false
-		case <-f.stopped:
-			return true
-		case <-time.After(wait):
+			f.send(j.client, "progress", data)
+			if sc.Mode == ModeDrop {
+				f.Server.CloseClientConnections()
+				f.Server.Listener.Close()
+				f.mu.Lock()
+				for _, s := range f.sockets {
+					s.c.Close()
+				}
+				f.mu.Unlock()
+				return true
+			}
+			wait := sc.delay()
+			if sc.Mode == ModeHang {
+				wait = time.Hour
+			}
+			select {
+			case <-j.interrupted:
+				f.end(j.job, OutcomeInterrupted)
+				fail("execution_interrupted", map[string]any{"node_id": id, "node_type": "KSampler", "executed": []string{}})
+				return false
+			case <-f.stopped:
+				return true
+			case <-time.After(wait):
+			}
 		}
 	}
 	var out []byte
@@ -627,15 +786,11 @@ func (f *ComfyUI) run(j *comfyJob) bool {
 	ref := map[string]any{"filename": name, "subfolder": "", "type": "output"}
 	f.mu.Lock()
 	f.outputs["output/"+name] = out
-	f.history[j.id] = map[string]any{"prompt": queueItem(j),
-		"outputs": map[string]any{save: map[string]any{"images": []any{ref}}},
-		"status": map[string]any{"status_str": "success", "completed": true,
-			"messages": []any{[]any{"execution_start", map[string]any{"prompt_id": j.id}},
-				[]any{"execution_success", map[string]any{"prompt_id": j.id}}}}}
 	f.mu.Unlock()
+	f.end(j.job, OutcomeDone)
 	f.send(j.client, "executed", map[string]any{"node": save, "display_node": save, "output": map[string]any{"images": []any{ref}}, "prompt_id": j.id})
-	f.send(j.client, "executing", map[string]any{"node": nil, "prompt_id": j.id})
-	f.send(j.client, "execution_success", map[string]any{"prompt_id": j.id, "timestamp": time.Now().UnixMilli()})
+	finish(map[string]any{save: map[string]any{"images": []any{ref}}}, "success",
+		[]any{[]any{"execution_start", map[string]any{"prompt_id": j.id}}, []any{"execution_success", map[string]any{"prompt_id": j.id}}})
 	return false
 }
 

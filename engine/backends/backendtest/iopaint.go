@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -14,25 +16,31 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// iopaintFields are the InpaintRequest fields of IOPaint's iopaint/schema.py; any
-// other name is refused.
-var iopaintFields = map[string]bool{
-	"image": true, "mask": true, "ldm_steps": true, "ldm_sampler": true, "zits_wireframe": true,
-	"hd_strategy": true, "hd_strategy_crop_trigger_size": true, "hd_strategy_crop_margin": true,
-	"hd_strategy_resize_limit": true, "prompt": true, "negative_prompt": true, "use_croper": true,
-	"croper_x": true, "croper_y": true, "croper_height": true, "croper_width": true, "use_extender": true,
-	"extender_x": true, "extender_y": true, "extender_height": true, "extender_width": true,
-	"sd_scale": true, "sd_mask_blur": true, "sd_strength": true, "sd_steps": true,
-	"sd_guidance_scale": true, "sd_sampler": true, "sd_seed": true, "sd_match_histograms": true,
-	"sd_outpainting_softness": true, "sd_outpainting_space": true, "sd_lcm_lora": true,
-	"sd_keep_unmasked_area": true, "cv2_flag": true, "cv2_radius": true,
-	"paint_by_example_example_image": true, "p2p_image_guidance_scale": true, "enable_controlnet": true,
-	"controlnet_conditioning_scale": true, "controlnet_method": true, "enable_brushnet": true,
-	"brushnet_method": true, "brushnet_conditioning_scale": true, "enable_powerpaint_v2": true,
-	"powerpaint_task": true, "fitting_degree": true,
+// IOPaintSamplers are the sd_sampler values of IOPaint's SDSampler.
+var IOPaintSamplers = []string{"DPM++ 2M", "DPM++ 2M Karras", "DPM++ 2M SDE", "DPM++ 2M SDE Karras", "DPM++ SDE",
+	"DPM++ SDE Karras", "DPM2", "DPM2 Karras", "DPM2 a", "DPM2 a Karras", "Euler", "Euler a", "Heun", "LMS", "LMS Karras",
+	"DDIM", "PNDM", "UniPC", "LCM"}
+
+// DiffusionSteps is the number of sampler steps diffusers' inpainting pipeline runs
+// for sd_steps and sd_strength (get_timesteps: int(steps × strength)); second-order
+// samplers (Heun, DPM2) take two model calls a step but the first, and the progress
+// callback comes after each.
+func DiffusionSteps(steps int, strength float64, sampler string) int {
+	n := min(int(float64(steps)*strength), steps)
+	if n < 1 {
+		return 0
+	}
+	if strings.HasPrefix(sampler, "Heun") || strings.HasPrefix(sampler, "DPM2") {
+		return 2*n - 1
+	}
+	return n
 }
 
-// IOPaint is a fake IOPaint server: POST /api/v1/inpaint and Socket.IO progress.
+// IOPaint is a fake IOPaint server running a diffusion inpainting model: POST
+// /api/v1/inpaint, the Socket.IO "diffusion_progress" events that go to every
+// connected client, and the server config with its samplers. Like IOPaint it runs
+// requests side by side, ignores request fields it does not know and accepts data:
+// URLs; an unknown sampler fails the job with the model's ValueError.
 type IOPaint struct {
 	*state
 	Server *httptest.Server
@@ -59,6 +67,9 @@ func NewIOPaint(t testing.TB) *IOPaint {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/inpaint", f.inpaint)
 	mux.HandleFunc("GET /socket.io/", f.socketIO)
+	mux.HandleFunc("GET /api/v1/server-config", f.serverConfig)
+	mux.HandleFunc("GET /api/v1/samplers", f.samplers)
+	mux.HandleFunc("GET /api/v1/model", f.model)
 	f.Server = httptest.NewServer(mux)
 	f.URL = f.Server.URL
 	t.Cleanup(f.Close)
@@ -82,49 +93,50 @@ func fastapiError(w http.ResponseWriter, status int, kind, detail string) {
 	json.NewEncoder(w).Encode(map[string]any{"error": kind, "detail": detail, "body": "", "errors": detail})
 }
 
+// iopaintValidation answers FastAPI's 422 (pydantic 2) for a field that does not fit.
+func iopaintValidation(w http.ResponseWriter, field, typ, msg string, input any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	json.NewEncoder(w).Encode(map[string]any{"detail": []any{map[string]any{"type": typ, "loc": []any{"body", field}, "msg": msg, "input": input}}})
+}
+
 func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 	if f.attempt() {
 		fastapiError(w, http.StatusServiceUnavailable, "HTTPException", "model is loading")
 		return
 	}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		fastapiError(w, http.StatusUnprocessableEntity, "RequestValidationError", "body must be application/json")
-		return
-	}
 	var fields map[string]json.RawMessage
 	if err := json.NewDecoder(r.Body).Decode(&fields); err != nil {
-		fastapiError(w, http.StatusUnprocessableEntity, "RequestValidationError", "body is not a JSON object: "+err.Error())
+		iopaintValidation(w, "body", "json_invalid", "JSON decode error", nil)
 		return
 	}
 	var names []string
 	for k := range fields {
-		if !iopaintFields[k] {
-			fastapiError(w, http.StatusUnprocessableEntity, "RequestValidationError", fmt.Sprintf("unknown field %q", k))
-			return
-		}
-		names = append(names, k)
+		names = append(names, k) // pydantic ignores fields the schema does not have
 	}
+	sort.Strings(names)
 	var req struct {
-		Image, Mask, Prompt, NegativePrompt string
-		Seed                                int64
-		Steps                               int
-		Strength, Guidance                  float64
+		Image, Mask, Prompt, NegativePrompt, Sampler string
+		Seed                                         int64
+		Steps                                        int
+		Strength, Guidance                           float64
 	}
-	req.Steps, req.Strength, req.Guidance, req.Seed = 50, 1, 7.5, 42 // the schema's defaults
+	req.Steps, req.Strength, req.Guidance, req.Seed, req.Sampler = 50, 1, 7.5, 42, "UniPC" // the schema's defaults
 	for _, d := range []struct {
 		name string
 		v    any
 	}{{"image", &req.Image}, {"mask", &req.Mask}, {"prompt", &req.Prompt}, {"negative_prompt", &req.NegativePrompt},
-		{"sd_seed", &req.Seed}, {"sd_steps", &req.Steps}, {"sd_strength", &req.Strength}, {"sd_guidance_scale", &req.Guidance}} {
+		{"sd_seed", &req.Seed}, {"sd_steps", &req.Steps}, {"sd_strength", &req.Strength}, {"sd_guidance_scale", &req.Guidance},
+		{"sd_sampler", &req.Sampler}} {
 		if raw, ok := fields[d.name]; ok {
 			if err := json.Unmarshal(raw, d.v); err != nil {
-				fastapiError(w, http.StatusUnprocessableEntity, "RequestValidationError", fmt.Sprintf("%s: %v", d.name, err))
+				iopaintValidation(w, d.name, "parsing", err.Error(), string(raw))
 				return
 			}
 		}
 	}
-	if req.Strength > 1 || req.Strength <= 0 || req.Steps <= 0 {
-		fastapiError(w, http.StatusUnprocessableEntity, "RequestValidationError", "sd_strength must be in (0, 1] and sd_steps positive")
+	if req.Strength > 1 {
+		iopaintValidation(w, "sd_strength", "less_than_equal", "Input should be less than or equal to 1", req.Strength)
 		return
 	}
 	img, err := decodeB64Image(req.Image)
@@ -142,16 +154,30 @@ func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Image size(%v) and mask size(%v) not match.", img.Bounds().Size(), mm.Bounds().Size()))
 		return
 	}
-	mask, marked := grayMask(mm)
-	if mask != nil && !marked {
-		fastapiError(w, http.StatusBadRequest, "HTTPException", "mask marks nothing")
+	if !slices.Contains(IOPaintSamplers, req.Sampler) {
+		fastapiError(w, http.StatusInternalServerError, "ValueError", req.Sampler)
 		return
 	}
+	steps := DiffusionSteps(req.Steps, req.Strength, req.Sampler)
+	if steps < 1 {
+		fastapiError(w, http.StatusInternalServerError, "ValueError", fmt.Sprintf("After adjusting the num_inference_steps by strength parameter: %g, the number of pipeline steps is 0 which is < 1 and not appropriate for this pipeline.", req.Strength))
+		return
+	}
+	mask, _ := grayMask(mm)
 	sc := f.get()
-	f.record(Job{Prompt: req.Prompt, Negative: req.NegativePrompt, Seed: req.Seed, Steps: req.Steps,
+	job := f.record(Job{Prompt: req.Prompt, Negative: req.NegativePrompt, Seed: req.Seed, Steps: req.Steps,
 		Strength: req.Strength, Guidance: req.Guidance, Width: img.Bounds().Dx(), Height: img.Bounds().Dy(),
-		Masked: mask != nil, Fields: names})
+		Masked: mask != nil, Sampler: req.Sampler, Fields: names}, OutcomeRunning)
+	gone := r.Context().Done()
+	if sc.DropAnswer {
+		// The connection goes; IOPaint's handler runs on.
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		w, gone = discardWriter{}, nil
+	}
 	if sc.Mode == ModeFail {
+		f.end(job, OutcomeFailed)
 		st := sc.Status
 		if st == 0 {
 			st = http.StatusInternalServerError
@@ -159,7 +185,7 @@ func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 		fastapiError(w, st, "RuntimeError", "CUDA out of memory")
 		return
 	}
-	for step := 0; step < sc.steps(); step++ {
+	for step := 0; step < steps; step++ {
 		f.broadcast(fmt.Sprintf(`42["diffusion_progress",{"step":%d}]`, step))
 		if sc.Mode == ModeDrop {
 			f.Server.CloseClientConnections()
@@ -171,13 +197,14 @@ func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 			wait = time.Hour
 		}
 		select {
-		case <-r.Context().Done():
-			f.cancel() // the client went away; IOPaint finishes and drops the image
+		case <-gone:
+			f.end(job, OutcomeAbandoned) // the client went away; IOPaint finishes and drops the image
 			return
 		case <-time.After(wait):
 		}
 	}
 	f.broadcast(`42["diffusion_finish"]`)
+	f.end(job, OutcomeDone)
 	body := answer(sc.Mode, img, mask, req.Seed)
 	w.Header().Set("Content-Type", "image/png")
 	w.Header().Set("X-Seed", fmt.Sprint(req.Seed))
@@ -187,12 +214,30 @@ func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
+func (f *IOPaint) serverConfig(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"plugins": []any{}, "modelInfos": []any{iopaintModel}, "removeBGModel": "briaai/RMBG-1.4",
+		"enableFileManager": false, "enableAutoSaving": false, "enableControlnet": false, "disableModelSwitch": false,
+		"isDesktop": false, "samplers": IOPaintSamplers})
+}
+
+func (f *IOPaint) samplers(w http.ResponseWriter, r *http.Request) { writeJSON(w, IOPaintSamplers) }
+
+func (f *IOPaint) model(w http.ResponseWriter, r *http.Request) { writeJSON(w, iopaintModel) }
+
+var iopaintModel = map[string]any{"name": "runwayml/stable-diffusion-inpainting", "path": "runwayml/stable-diffusion-inpainting",
+	"model_type": "diffusers_sd_inpaint", "support_strength": true, "support_outpainting": true, "need_prompt": true}
+
+// decodeB64Image is IOPaint's decode_base64_to_image: plain base64 or a data: URL.
 func decodeB64Image(s string) (imageLike, error) {
 	if s == "" {
 		return nil, fmt.Errorf("missing")
 	}
-	if strings.HasPrefix(s, "data:") {
-		return nil, fmt.Errorf("a data: URL is not plain base64")
+	if strings.HasPrefix(s, "data:image/") || strings.HasPrefix(s, "data:application/octet-stream;base64,") {
+		if _, rest, ok := strings.Cut(s, ";"); ok {
+			if _, b64, ok := strings.Cut(rest, ","); ok {
+				s = b64
+			}
+		}
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {

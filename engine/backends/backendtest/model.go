@@ -49,6 +49,9 @@ type Script struct {
 	Steps int
 	// StepDelay is the time each step takes (5 ms when 0).
 	StepDelay time.Duration
+	// DropAnswer makes the server read a job request, start the job and close the
+	// connection without answering, as a broken network does: the job runs on.
+	DropAnswer bool
 }
 
 func (s Script) steps() int {
@@ -65,29 +68,55 @@ func (s Script) delay() time.Duration {
 	return s.StepDelay
 }
 
-// Job is what a fake recorded of one job it ran.
-type Job struct {
-	Prompt   string
-	Negative string
-	Seed     int64
-	Steps    int
-	Strength float64
-	Guidance float64
-	Width    int
-	Height   int
-	Masked   bool // a mask smaller than the whole frame came with it
-	Model    string
-	Fields   []string // the request's field names, as sent
+// Outcome is what became of a job on a fake server.
+type Outcome string
+
+const (
+	OutcomeWaiting     Outcome = "waiting"     // received, waiting for the server's model (a queue)
+	OutcomeRunning     Outcome = "running"     // the model is working on it
+	OutcomeDone        Outcome = "done"        // answered with an image
+	OutcomeFailed      Outcome = "failed"      // the model failed (ModeFail)
+	OutcomeInterrupted Outcome = "interrupted" // stopped by an interrupt
+	OutcomeDeleted     Outcome = "deleted"     // taken off the queue before it ran
+	OutcomeAbandoned   Outcome = "abandoned"   // its client went away and the server dropped it
+)
+
+// Ended reports whether o is final.
+func (o Outcome) Ended() bool {
+	return o != OutcomeWaiting && o != OutcomeRunning
 }
 
-// state is what every fake shares: the script and the record.
+// Cancelled reports whether the client's cancel reached the job.
+func (o Outcome) Cancelled() bool {
+	return o == OutcomeInterrupted || o == OutcomeDeleted || o == OutcomeAbandoned
+}
+
+// Job is what a fake recorded of one job it received.
+type Job struct {
+	Prompt    string
+	Negative  string
+	Seed      int64
+	Steps     int
+	Strength  float64
+	Guidance  float64
+	Width     int
+	Height    int
+	Masked    bool // a mask smaller than the whole frame came with it
+	Model     string
+	Sampler   string // the sampler the server ran (after its own fallbacks)
+	Scheduler string
+	Fields    []string // the request's field names, as sent
+	Outcome   Outcome
+}
+
+// state is what every fake shares: the script and the record. Every change is
+// broadcast, so tests wait for what they expect instead of sleeping.
 type state struct {
-	mu        sync.Mutex
-	script    Script
-	jobs      []Job
-	attempts  int
-	cancelled int
-	cond      *sync.Cond
+	mu       sync.Mutex
+	script   Script
+	jobs     []Job
+	attempts int
+	cond     *sync.Cond
 }
 
 func newState() *state {
@@ -114,23 +143,40 @@ func (s *state) attempt() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.attempts++
+	s.cond.Broadcast()
 	return s.attempts <= s.script.FailFirst
 }
 
-func (s *state) record(j Job) {
+// record adds a job in outcome o and returns its index.
+func (s *state) record(j Job, o Outcome) int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.Outcome = o
 	s.jobs = append(s.jobs, j)
-	s.mu.Unlock()
-}
-
-func (s *state) cancel() {
-	s.mu.Lock()
-	s.cancelled++
 	s.cond.Broadcast()
-	s.mu.Unlock()
+	return len(s.jobs) - 1
 }
 
-// Jobs returns the jobs that started, in order.
+// update changes job i.
+func (s *state) update(i int, fn func(*Job)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= 0 && i < len(s.jobs) {
+		fn(&s.jobs[i])
+		s.cond.Broadcast()
+	}
+}
+
+// end sets job i's outcome unless it already ended.
+func (s *state) end(i int, o Outcome) {
+	s.update(i, func(j *Job) {
+		if !j.Outcome.Ended() {
+			j.Outcome = o
+		}
+	})
+}
+
+// Jobs returns the jobs received, in order.
 func (s *state) Jobs() []Job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,24 +190,57 @@ func (s *state) Attempts() int {
 	return s.attempts
 }
 
-// Cancelled is the number of jobs the client cancelled (interrupt, queue delete or a
-// closed request).
+// Cancelled is the number of jobs the client's cancel reached (an interrupt, a
+// queue delete or a closed request).
 func (s *state) Cancelled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancelled
+	n := 0
+	for _, j := range s.jobs {
+		if j.Outcome.Cancelled() {
+			n++
+		}
+	}
+	return n
+}
+
+// WaitJobs waits until ok holds for the jobs received, or d passed; it reports
+// whether ok held.
+func (s *state) WaitJobs(d time.Duration, ok func(jobs []Job) bool) bool {
+	t := time.AfterFunc(d, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer t.Stop()
+	deadline := time.Now().Add(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !ok(s.jobs) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		s.cond.Wait()
+	}
+	return true
 }
 
 // WaitCancelled waits until at least n jobs were cancelled, or d passed.
 func (s *state) WaitCancelled(n int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if s.Cancelled() >= n {
-			return true
+	return s.WaitJobs(d, func(jobs []Job) bool {
+		c := 0
+		for _, j := range jobs {
+			if j.Outcome.Cancelled() {
+				c++
+			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return s.Cancelled() >= n
+		return c >= n
+	})
+}
+
+// WaitOutcome waits until job i exists and ok holds for its outcome, or d passed.
+func (s *state) WaitOutcome(i int, d time.Duration, ok func(Outcome) bool) bool {
+	return s.WaitJobs(d, func(jobs []Job) bool { return i < len(jobs) && ok(jobs[i].Outcome) })
 }
 
 // Paint is the fake model: a new image of src's size. With a mask (gray, >= 128

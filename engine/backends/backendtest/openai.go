@@ -82,8 +82,7 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := r.ParseMultipartForm(64 << 20); err != nil {
 		if r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) {
-			f.cancel() // the client gave up while uploading
-			return
+			return // the client gave up while uploading
 		}
 		openaiError(w, http.StatusBadRequest, "invalid_request_error", "", "", err.Error())
 		return
@@ -141,7 +140,17 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 		openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "", "Missing required parameter: 'image'.")
 		return
 	}
-	src, err := readPart(imgFile[0].Open)
+	// dall-e-2 takes a square PNG under 4 MB with an alpha channel (or gray); the
+	// gpt-image models a PNG, JPEG or WebP under 25 MB.
+	limit := int64(25 << 20)
+	if !gpt {
+		limit = 4 << 20
+	}
+	if imgFile[0].Size >= limit {
+		openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "", fmt.Sprintf("Invalid input image - image must be less than %d MB.", limit>>20))
+		return
+	}
+	src, ctype, err := readPart(imgFile[0].Open, gpt)
 	if err != nil {
 		openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "", "Invalid image file: "+err.Error())
 		return
@@ -150,9 +159,18 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 		openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "", "Uploaded image must be a square PNG.")
 		return
 	}
+	if !gpt && ctype != pngRGBA && ctype != pngLA && ctype != pngL {
+		openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "",
+			fmt.Sprintf("Invalid input image - format must be in ['RGBA', 'LA', 'L'], got %s.", pngModes[ctype]))
+		return
+	}
 	var mask *image.Gray
 	if mf := r.MultipartForm.File["mask"]; len(mf) == 1 {
-		mm, err := readPart(mf[0].Open)
+		if mf[0].Size >= 4<<20 {
+			openaiError(w, http.StatusBadRequest, "invalid_request_error", "mask", "", "Invalid input image - mask must be less than 4 MB.")
+			return
+		}
+		mm, mtype, err := readPart(mf[0].Open, false)
 		if err != nil {
 			openaiError(w, http.StatusBadRequest, "invalid_request_error", "mask", "", "Invalid mask file: "+err.Error())
 			return
@@ -161,8 +179,17 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 			openaiError(w, http.StatusBadRequest, "invalid_request_error", "mask", "", "Invalid input image - image and mask must have the same dimensions")
 			return
 		}
-		if mask, err = transparentRegion(mm); err != nil {
-			openaiError(w, http.StatusBadRequest, "invalid_request_error", "mask", "", err.Error())
+		if mtype != pngRGBA && mtype != pngLA {
+			openaiError(w, http.StatusBadRequest, "invalid_request_error", "mask", "",
+				fmt.Sprintf("Invalid input image - format must be in ['RGBA', 'LA'] with transparency, got %s.", pngModes[mtype]))
+			return
+		}
+		mask = transparentRegion(mm)
+	} else if !gpt {
+		// Without a mask dall-e-2 edits where the image itself is transparent.
+		if mask = transparentRegion(src); mask == nil {
+			openaiError(w, http.StatusBadRequest, "invalid_request_error", "image", "",
+				"Invalid input image - image must have transparency when no mask is given.")
 			return
 		}
 	}
@@ -189,8 +216,10 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 	if size == "auto" {
 		ow, oh = src.Bounds().Dx(), src.Bounds().Dy()
 	}
-	f.record(Job{Prompt: prompt, Seed: seed, Width: src.Bounds().Dx(), Height: src.Bounds().Dy(), Masked: mask != nil, Model: model, Fields: names})
+	job := f.record(Job{Prompt: prompt, Seed: seed, Width: src.Bounds().Dx(), Height: src.Bounds().Dy(), Masked: mask != nil, Model: model, Fields: names},
+		OutcomeRunning)
 	if sc.Mode == ModeFail {
+		f.end(job, OutcomeFailed)
 		st := sc.Status
 		if st == 0 {
 			st = http.StatusInternalServerError
@@ -225,7 +254,7 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-r.Context().Done():
-			f.cancel()
+			f.end(job, OutcomeAbandoned)
 			return
 		case <-time.After(wait):
 		}
@@ -271,29 +300,43 @@ func (f *OpenAI) file(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func readPart(open func() (multipart.File, error)) (image.Image, error) {
+// PNG colour types (IHDR), as PIL names the modes they decode to.
+const (
+	pngL       = 0
+	pngRGB     = 2
+	pngPalette = 3
+	pngLA      = 4
+	pngRGBA    = 6
+	notPNG     = -1
+)
+
+var pngModes = map[int]string{pngL: "L", pngRGB: "RGB", pngPalette: "P", pngLA: "LA", pngRGBA: "RGBA", notPNG: "not a PNG"}
+
+// readPart decodes an uploaded image and says its PNG colour type; anyFormat also
+// takes JPEG (gpt-image models).
+func readPart(open func() (multipart.File, error), anyFormat bool) (image.Image, int, error) {
 	fh, err := open()
 	if err != nil {
-		return nil, err
+		return nil, notPNG, err
 	}
 	defer fh.Close()
 	b, err := io.ReadAll(fh)
 	if err != nil {
-		return nil, err
+		return nil, notPNG, err
 	}
-	if !bytes.HasPrefix(b, []byte("\x89PNG")) {
-		return nil, fmt.Errorf("must be a PNG")
+	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 26 {
+		if !anyFormat {
+			return nil, notPNG, fmt.Errorf("must be a PNG")
+		}
+		m, err := decodeImage(b)
+		return m, notPNG, err
 	}
-	return png.Decode(bytes.NewReader(b))
+	m, err := png.Decode(bytes.NewReader(b))
+	return m, int(b[25]), err
 }
 
-// transparentRegion reads an edit mask: fully transparent pixels are the region.
-func transparentRegion(m image.Image) (*image.Gray, error) {
-	switch m.(type) {
-	case *image.NRGBA, *image.RGBA, *image.NRGBA64, *image.RGBA64:
-	default:
-		return nil, fmt.Errorf("Invalid input image - format must be in ['RGBA', 'LA', 'L'] with transparency")
-	}
+// transparentRegion reads where an image is fully transparent, nil when nowhere.
+func transparentRegion(m image.Image) *image.Gray {
 	n := toNRGBA(m)
 	g := image.NewGray(n.Rect)
 	marked := false
@@ -306,7 +349,7 @@ func transparentRegion(m image.Image) (*image.Gray, error) {
 		}
 	}
 	if !marked {
-		return nil, nil
+		return nil
 	}
-	return g, nil
+	return g
 }
