@@ -1,17 +1,32 @@
 // Package a1111 is the backend adapter for the AUTOMATIC1111 Stable Diffusion web UI
 // (and API-compatible forks such as Forge): POST /sdapi/v1/img2img with init_images,
 // mask, denoising_strength, prompt, seed, steps and sampler, answered with base64
-// images; GET /sdapi/v1/progress polled for progress while the request runs; POST
-// /sdapi/v1/interrupt when the job is cancelled (the web UI runs one job at a time
-// and does not notice a closed request).
+// images.
+//
+// The web UI runs one job at a time under its queue lock, and its progress
+// (/sdapi/v1/progress) and interrupt (/sdapi/v1/interrupt) are server-wide: on a
+// server other clients use, they are someone else's job as often as ours. So each
+// request carries a task id of ours (force_task_id) and POST /internal/progress
+// {id_task} says whether that task waits, runs or is done: progress is read from it,
+// and a cancelled job is interrupted only while it is the one running, when it
+// starts if it still waits (the web UI does not notice a closed request). A server
+// without /internal/progress (started with --nowebui) cannot say whose job runs: a
+// job there reports progress only at the end, and a cancel leaves it to finish
+// rather than stop someone else's.
+//
+// The web UI quietly runs its loaded checkpoint when the one named does not exist,
+// and its default sampler for an unknown one, so every job first checks the
+// configured names against /sdapi/v1/sd-models, /samplers and /schedulers.
 package a1111
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +53,9 @@ type Backend struct {
 	inpaintingFill int
 	fullRes        bool
 	interval       time.Duration
+	// abandonPolls bounds how many times a cancelled task the server has not
+	// heard of is looked for (it may still be on its way in).
+	abandonPolls int
 }
 
 // New builds the adapter from its config: model (a checkpoint title, applied per
@@ -76,6 +94,7 @@ func New(spec backends.Spec) (backends.Backend, error) {
 	if b.interval, err = spec.Duration("progress_interval", 500*time.Millisecond); err != nil {
 		return nil, err
 	}
+	b.abandonPolls = 20
 	b.call = backends.NewCaller(spec, spec.Name+" (a1111)")
 	if spec.APIKey != "" {
 		// The web UI's --api-auth is HTTP basic "user:password".
@@ -117,6 +136,7 @@ type img2imgRequest struct {
 	SaveImages            bool           `json:"save_images"`
 	OverrideSettings      map[string]any `json:"override_settings,omitempty"`
 	RestoreAfterwards     bool           `json:"override_settings_restore_afterwards"`
+	ForceTaskID           string         `json:"force_task_id"`
 }
 
 type img2imgAnswer struct {
@@ -124,13 +144,16 @@ type img2imgAnswer struct {
 	Info   string   `json:"info"`
 }
 
-type progressAnswer struct {
-	Progress float64 `json:"progress"`
-	State    struct {
-		JobCount    int  `json:"job_count"`
-		Interrupted bool `json:"interrupted"`
-	} `json:"state"`
+// taskAnswer is /internal/progress's answer for one task.
+type taskAnswer struct {
+	Active    bool     `json:"active"`
+	Queued    bool     `json:"queued"`
+	Completed bool     `json:"completed"`
+	Progress  *float64 `json:"progress"`
 }
+
+// errNoTaskProgress: the server has no /internal/progress.
+var errNoTaskProgress = errors.New("the server cannot say whose job runs (no /internal/progress: started with --nowebui?)")
 
 // multiple8 rounds a size to the nearest multiple of 8 (the latent grid), at least 64.
 func multiple8(v int) int { return max((v+4)/8*8, 64) }
@@ -142,16 +165,23 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.spec.Timeout)
 	defer cancel()
+	if err := b.checkNames(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
 	photo, err := backends.EncodePNG(req.Image)
 	if err != nil {
 		return nil, backends.Errorf(b, "prepare the request", "%v", err)
 	}
+	task := "porchlight-" + randomID()
 	body := img2imgRequest{
 		InitImages: []string{base64.StdEncoding.EncodeToString(photo)},
 		MaskBlur:   b.maskBlur, InpaintingFill: b.inpaintingFill, InpaintFullRes: b.fullRes, InpaintFullResPadding: 32,
 		DenoisingStrength: req.Strength, Prompt: req.Prompt, NegativePrompt: req.Negative, Seed: req.Seed,
 		Steps: req.Steps, CFGScale: req.Guidance, Width: multiple8(req.Image.W()), Height: multiple8(req.Image.H()),
-		SamplerName: b.sampler, Scheduler: b.scheduler, BatchSize: 1, NIter: 1, SendImages: true,
+		SamplerName: b.sampler, Scheduler: b.scheduler, BatchSize: 1, NIter: 1, SendImages: true, ForceTaskID: task,
 	}
 	if req.Mask != nil {
 		m, err := backends.EncodeMask(req.Mask, 0, 0, backends.MaskGray)
@@ -177,7 +207,7 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 		polling.Add(1)
 		go func() {
 			defer polling.Done()
-			b.pollProgress(pctx, func(f float64) {
+			b.pollProgress(pctx, task, func(f float64) {
 				mu.Lock()
 				defer mu.Unlock()
 				req.Report(f)
@@ -186,13 +216,16 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	}
 	var ans img2imgAnswer
 	err = b.call.JSON(ctx, backends.Call{Op: "img2img", Method: http.MethodPost, Path: "/sdapi/v1/img2img",
-		Body: jb, ContentType: "application/json", Retry: backends.RetrySafe}, &ans)
+		Body: jb, ContentType: "application/json", Retry: backends.RetryUnsent}, &ans)
 	stopPolling()
 	polling.Wait()
 	if err != nil {
-		if ctx.Err() != nil {
-			b.interrupt(ctx)
+		switch {
+		case ctx.Err() != nil:
+			b.abandon(ctx, task)
 			return nil, ctx.Err()
+		case errors.Is(err, backends.ErrMaybeStarted):
+			b.abandon(ctx, task) // its answer is lost: it would only keep the GPU busy
 		}
 		return nil, err
 	}
@@ -213,6 +246,14 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	return img, nil
 }
 
+func randomID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(errors.New("a1111: no randomness: " + err.Error()))
+	}
+	return hex.EncodeToString(b[:])
+}
+
 func stripDataURL(s string) string {
 	if strings.HasPrefix(s, "data:") {
 		if _, after, ok := strings.Cut(s, ","); ok {
@@ -222,7 +263,25 @@ func stripDataURL(s string) string {
 	return s
 }
 
-func (b *Backend) pollProgress(ctx context.Context, report func(float64)) {
+// taskState asks where task is.
+func (b *Backend) taskState(ctx context.Context, task string) (taskAnswer, error) {
+	body, err := backends.JSONBody(map[string]any{"id_task": task, "id_live_preview": -1, "live_preview": false})
+	if err != nil {
+		return taskAnswer{}, err
+	}
+	var st taskAnswer
+	err = b.call.JSON(ctx, backends.Call{Op: "read the task's progress", Method: http.MethodPost, Path: "/internal/progress",
+		Body: body, ContentType: "application/json", Retry: backends.RetryNever}, &st)
+	var se *backends.StatusError
+	if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed) {
+		return taskAnswer{}, errNoTaskProgress
+	}
+	return st, err
+}
+
+// pollProgress reports the progress of our task only: other clients' jobs that run
+// before it are not ours to show.
+func (b *Backend) pollProgress(ctx context.Context, task string, report func(float64)) {
 	t := time.NewTicker(b.interval)
 	defer t.Stop()
 	last := 0.0
@@ -232,30 +291,70 @@ func (b *Backend) pollProgress(ctx context.Context, report func(float64)) {
 			return
 		case <-t.C:
 		}
-		var p progressAnswer
-		err := b.call.JSON(ctx, backends.Call{Op: "read progress", Method: http.MethodGet, Path: "/sdapi/v1/progress",
-			Query: url.Values{"skip_current_image": {"true"}}, Retry: backends.RetryNever}, &p)
-		if err != nil || p.State.JobCount == 0 {
+		st, err := b.taskState(ctx, task)
+		if errors.Is(err, errNoTaskProgress) {
+			return
+		}
+		if err != nil || !st.Active || st.Progress == nil {
 			continue
 		}
-		if f := min(max(p.Progress, 0), 1) * 0.95; f > last {
+		if f := min(max(*st.Progress, 0), 1) * 0.95; f > last {
 			last = f
 			report(f)
 		}
 	}
 }
 
-// interrupt stops the running job; the web UI answers the abandoned request with
-// what it had, which nobody reads.
-func (b *Backend) interrupt(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	var p progressAnswer
-	if err := b.call.JSON(cctx, backends.Call{Op: "read progress", Method: http.MethodGet, Path: "/sdapi/v1/progress",
-		Query: url.Values{"skip_current_image": {"true"}}, Retry: backends.RetryNever}, &p); err != nil || p.State.JobCount == 0 {
+// abandon stops our task on the server without touching anyone else's: it is
+// interrupted only while it is the job running. One still waiting in the queue is
+// watched in the background and interrupted when it starts; one the server has
+// not heard of is looked for a while, since its request may still be on its way
+// in.
+func (b *Backend) abandon(ctx context.Context, task string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.spec.Timeout)
+	stop, seen := b.abandonStep(actx, task)
+	if stop {
+		cancel()
 		return
 	}
-	b.call.JSON(cctx, backends.Call{Op: "interrupt", Method: http.MethodPost, Path: "/sdapi/v1/interrupt", Retry: backends.RetryNever}, nil)
+	go func() {
+		defer cancel()
+		t := time.NewTicker(b.interval)
+		defer t.Stop()
+		unseen := 0
+		for {
+			if seen {
+				unseen = 0
+			} else if unseen++; unseen > b.abandonPolls {
+				return
+			}
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+			}
+			if stop, seen = b.abandonStep(actx, task); stop {
+				return
+			}
+		}
+	}()
+}
+
+// abandonStep looks at task once and interrupts it when it runs. stop says the
+// watch is over; seen that the task waits in the server's queue.
+func (b *Backend) abandonStep(ctx context.Context, task string) (stop, seen bool) {
+	st, err := b.taskState(ctx, task)
+	switch {
+	case err != nil:
+		return true, false
+	case st.Active:
+		// Right after the check: the web UI has no interrupt of one task.
+		b.call.JSON(ctx, backends.Call{Op: "interrupt", Method: http.MethodPost, Path: "/sdapi/v1/interrupt", Retry: backends.RetryNever}, nil)
+		return true, true
+	case st.Completed:
+		return true, true
+	}
+	return false, st.Queued
 }
 
 var _ backends.Backend = (*Backend)(nil)
