@@ -5,6 +5,7 @@ package pipeline
 // that need them fail with feature_unavailable.
 func builtinFeatureSteps() []Step {
 	steps := mergeSteps()
+	steps = append(steps, colorSteps()...)
 	steps = append(steps, eraserSteps()...)
 	steps = append(steps, perspectiveSteps()...)
 	steps = append(steps, toneSteps()...)

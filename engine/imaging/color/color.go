@@ -1,0 +1,481 @@
+// Package color makes whites, ceilings and greys neutral under mixed light (recipe
+// develop@1.2.0): daylight through windows, tungsten and LED lamps, light bounced off
+// coloured walls.
+//
+// It estimates the illumination on a coarse copy of the photo and divides it out
+// per pixel, a von Kries (diagonal) correction in linear light:
+//
+//   - a global illuminant from grey-edge statistics (van de Weijer et al., first
+//     order, Minkowski p = 6), refined by the brightest near-neutral surfaces;
+//   - a field of local deviations from it, one per cell of a coarse grid, from the
+//     near-neutral surfaces and the edges of the cell (Gijsenij et al.'s
+//     multi-illuminant grey-edge, Hsu et al.'s light mixture idea on a grid), shrunk
+//     where a cell has little evidence and capped, then smoothed across cells with a
+//     confidence-weighted (normalised) filter and interpolated bilinearly;
+//   - gains normalised to unit luminance, so lightness stays where it was, and
+//     faded out towards clipped highlights, which carry no colour to correct.
+//
+// Every statistic is taken on the coarse copy divided by the current estimate, so
+// the whole estimate moves with a global colour cast (a diagonal transform of the
+// photo): the same room under 2700 K or 8000 K gives the same result, while the
+// local deviations are bounded so the colours of wood, paint and textiles stay.
+package color
+
+import (
+	"errors"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Tuning. Cells are square, about gridCells across the longer side of the photo.
+const (
+	coarseEdge   = 256  // longer side of the coarse copy, in pixels
+	gridCells    = 8    // cells across the longer side
+	edgeP        = 6.0  // Minkowski norm of the global grey-edge
+	clipLevel    = 0.97 // a coarse pixel reaching this in a channel counts as clipped
+	neutralChr   = 0.10 // chroma (relative) below which a pixel counts as near-neutral
+	localChr     = 0.30 // the looser bound for local near-neutrals, whose light differs
+	maxDeviation = 0.7  // cap of a cell's log deviation from the global illuminant
+	localShrinkK = 40.0 // evidence (pixels) at which a cell's deviation gets half weight
+	fadeLo       = 0.93 // the correction fades out between these maximum channels
+	fadeHi       = 0.995
+)
+
+// Result describes the estimate, for notes and tests.
+type Result struct {
+	Global [3]float32 // the global illuminant, unit luminance
+	Gains  [3]float32 // gains of the global correction (1/Global)
+	// Neutrals is the share of the coarse copy found near-neutral and bright; a low
+	// share means the global estimate rests on edges alone.
+	Neutrals float64
+	Cells    [2]int // grid size, columns and rows
+}
+
+// Correct neutralises the illumination of img (linear light, 3 or 4 channels) in
+// place.
+func Correct(img *imaging.Image) (Result, error) {
+	if img == nil || img.Pix == nil {
+		return Result{}, errors.New("color: need a linear float image")
+	}
+	if img.C < 3 {
+		return Result{}, errors.New("color: need an RGB image")
+	}
+	w, h := img.W(), img.H()
+	if w < 8 || h < 8 {
+		return Result{}, nil // too small to estimate anything
+	}
+	e := newEstimator(img)
+	e.downscale()
+	res := e.estimate()
+	e.apply()
+	return res, nil
+}
+
+// estimator holds the coarse copy and the field; it is allocated once per photo.
+type estimator struct {
+	img    *imaging.Image
+	f      int // block size of the coarse copy
+	cw, ch int
+	coarse []float32 // cw*ch*3, linear
+	clip   []bool    // coarse pixels touching clipped input
+	glob   [3]float64
+	gx, gy int       // grid size
+	cell   int       // cell size in coarse pixels
+	gains  []float32 // gx*gy*3 gains of the smoothed field
+	neut   float64
+}
+
+func newEstimator(img *imaging.Image) *estimator {
+	w, h := img.W(), img.H()
+	f := max(1, (max(w, h)+coarseEdge-1)/coarseEdge)
+	cw, ch := max(1, w/f), max(1, h/f)
+	cell := max(4, (max(cw, ch)+gridCells-1)/gridCells)
+	gx, gy := (cw+cell-1)/cell, (ch+cell-1)/cell
+	return &estimator{img: img, f: f, cw: cw, ch: ch,
+		coarse: make([]float32, cw*ch*3), clip: make([]bool, cw*ch),
+		gx: gx, gy: gy, cell: cell, gains: make([]float32, gx*gy*3)}
+}
+
+// downscale box-averages f×f blocks into the coarse copy, row bands in parallel.
+func (e *estimator) downscale() {
+	img, f, cw := e.img, e.f, e.cw
+	inv := 1 / float32(f*f)
+	imaging.Bands(e.ch, func(_, y0, y1 int) {
+		for cy := y0; cy < y1; cy++ {
+			out := e.coarse[cy*cw*3 : (cy+1)*cw*3]
+			clear(out)
+			clipped := e.clip[cy*cw : (cy+1)*cw]
+			clear(clipped)
+			for dy := 0; dy < f; dy++ {
+				row := img.Row(cy*f + dy)
+				for cx := 0; cx < cw; cx++ {
+					o := cx * 3
+					p := cx * f * img.C
+					for dx := 0; dx < f; dx++ {
+						r, g, b := row[p], row[p+1], row[p+2]
+						out[o] += r
+						out[o+1] += g
+						out[o+2] += b
+						if r >= clipLevel || g >= clipLevel || b >= clipLevel {
+							clipped[cx] = true
+						}
+						p += img.C
+					}
+				}
+			}
+			for i := range out {
+				out[i] *= inv
+			}
+		}
+	})
+}
+
+// luma is the luminance of linear sRGB (Rec. 709 weights).
+func luma(r, g, b float64) float64 { return 0.2126*r + 0.7152*g + 0.0722*b }
+
+// unit scales an illuminant to unit luminance; a degenerate one becomes neutral.
+func unit(v [3]float64) [3]float64 {
+	y := luma(v[0], v[1], v[2])
+	if !(y > 1e-9) || v[0] <= 0 || v[1] <= 0 || v[2] <= 0 {
+		return [3]float64{1, 1, 1}
+	}
+	return [3]float64{v[0] / y, v[1] / y, v[2] / y}
+}
+
+// estimate finds the global illuminant and the field of gains.
+func (e *estimator) estimate() Result {
+	e.glob = unit(e.greyEdge())
+	// The brightest near-neutral surfaces (ceilings, white walls, trims) say best
+	// what white is; two rounds, each selecting them under the estimate so far.
+	for range 2 {
+		bn, share := e.brightNeutral(e.glob)
+		e.neut = share
+		if share <= 0 {
+			break
+		}
+		// Trust them in proportion to how much of the photo they cover, up to 80 %.
+		a := 0.8 * math.Min(1, share/0.05)
+		var m [3]float64
+		for c := range 3 {
+			m[c] = math.Exp(a*math.Log(bn[c]) + (1-a)*math.Log(e.glob[c]))
+		}
+		e.glob = unit(m)
+	}
+	e.field()
+	r := Result{Neutrals: e.neut, Cells: [2]int{e.gx, e.gy}}
+	for c := range 3 {
+		r.Global[c] = float32(e.glob[c])
+		r.Gains[c] = float32(1 / e.glob[c])
+	}
+	return r
+}
+
+// greyEdge returns the Minkowski-p mean of the coarse copy's gradients per channel,
+// skipping clipped pixels.
+func (e *estimator) greyEdge() [3]float64 {
+	cw, ch := e.cw, e.ch
+	parts := make([][3]float64, imaging.Workers())
+	imaging.Bands(ch-2, func(wk, y0, y1 int) {
+		var s [3]float64
+		for y := y0 + 1; y < y1+1; y++ {
+			for x := 1; x < cw-1; x++ {
+				i := y*cw + x
+				if e.clip[i] || e.clip[i-1] || e.clip[i+1] || e.clip[i-cw] || e.clip[i+cw] {
+					continue
+				}
+				for c := range 3 {
+					gx := float64(e.coarse[(i+1)*3+c] - e.coarse[(i-1)*3+c])
+					gy := float64(e.coarse[(i+cw)*3+c] - e.coarse[(i-cw)*3+c])
+					m := gx*gx + gy*gy // |grad|^2
+					s[c] += m * m * m  // |grad|^6
+				}
+			}
+		}
+		parts[wk] = s
+	})
+	var s [3]float64
+	for _, p := range parts {
+		for c := range 3 {
+			s[c] += p[c]
+		}
+	}
+	if s[0] <= 0 || s[1] <= 0 || s[2] <= 0 {
+		return e.greyWorld()
+	}
+	return [3]float64{math.Pow(s[0], 1/edgeP), math.Pow(s[1], 1/edgeP), math.Pow(s[2], 1/edgeP)}
+}
+
+// greyWorld is the fallback for photos without edges.
+func (e *estimator) greyWorld() [3]float64 {
+	var s [3]float64
+	for i := 0; i < e.cw*e.ch; i++ {
+		for c := range 3 {
+			s[c] += float64(e.coarse[i*3+c])
+		}
+	}
+	return s
+}
+
+// chroma is how far a colour, divided by the illuminant ill, is from neutral: the
+// largest relative distance of a channel from the luminance. It returns the
+// luminance of the divided colour too.
+func chroma(p []float32, ill [3]float64) (chr, y float64) {
+	r, g, b := float64(p[0])/ill[0], float64(p[1])/ill[1], float64(p[2])/ill[2]
+	y = luma(r, g, b)
+	if y <= 1e-6 {
+		return 1, 0
+	}
+	return max(math.Abs(r-y), math.Abs(g-y), math.Abs(b-y)) / y, y
+}
+
+// brightNeutral averages the coarse pixels that are near-neutral under ill and in
+// the brightest quarter of those, weighted by luminance; share is the fraction of
+// the coarse copy they make up.
+func (e *estimator) brightNeutral(ill [3]float64) (mean [3]float64, share float64) {
+	n := e.cw * e.ch
+	// The luminance above which a near-neutral pixel counts as bright: the 75th
+	// percentile of the near-neutral ones, from a histogram of log luminance.
+	var hist [128]int
+	count := 0
+	for i := range n {
+		if e.clip[i] {
+			continue
+		}
+		chr, y := chroma(e.coarse[i*3:i*3+3], ill)
+		if chr < neutralChr && y > 1e-4 {
+			hist[logBin(y)]++
+			count++
+		}
+	}
+	if count == 0 {
+		return mean, 0
+	}
+	lo, acc := 0, 0
+	for b := len(hist) - 1; b >= 0; b-- {
+		acc += hist[b]
+		if acc*4 >= count {
+			lo = b
+			break
+		}
+	}
+	var sw float64
+	sel := 0
+	for i := range n {
+		if e.clip[i] {
+			continue
+		}
+		p := e.coarse[i*3 : i*3+3]
+		chr, y := chroma(p, ill)
+		if chr >= neutralChr || y <= 1e-4 || logBin(y) < lo {
+			continue
+		}
+		w := y * (1 - chr/neutralChr)
+		for c := range 3 {
+			mean[c] += w * float64(p[c])
+		}
+		sw += w
+		sel++
+	}
+	if sw <= 0 {
+		return mean, 0
+	}
+	for c := range 3 {
+		mean[c] /= sw
+	}
+	return mean, float64(sel) / float64(n)
+}
+
+// logBin maps a luminance to one of 128 bins over 1e-4..4 on a log scale.
+func logBin(y float64) int {
+	b := int((math.Log(y) + 9.21) / 10.6 * 128)
+	return min(127, max(0, b))
+}
+
+// field computes each cell's deviation from the global illuminant, smooths the
+// deviations across cells and stores the gains of the field.
+func (e *estimator) field() {
+	gx, gy, cell, cw := e.gx, e.gy, e.cell, e.cw
+	ncell := gx * gy
+	dev := make([]float64, ncell*3) // log deviation per channel, unit luminance
+	wt := make([]float64, ncell)
+	imaging.Bands(gy, func(_, r0, r1 int) {
+		for cyi := r0; cyi < r1; cyi++ {
+			for cxi := 0; cxi < gx; cxi++ {
+				var nsum, esum [3]float64
+				var nw, ew float64
+				for y := cyi * cell; y < min(e.ch, (cyi+1)*cell); y++ {
+					for x := cxi * cell; x < min(cw, (cxi+1)*cell); x++ {
+						i := y*cw + x
+						if e.clip[i] {
+							continue
+						}
+						p := e.coarse[i*3 : i*3+3]
+						chr, yy := chroma(p, e.glob)
+						// Near-neutral surfaces under this cell's light, which may
+						// differ from the global one by up to localChr.
+						if chr < localChr && yy > 1e-4 {
+							w := yy * (1 - chr/localChr)
+							for c := range 3 {
+								nsum[c] += w * float64(p[c]) / e.glob[c]
+							}
+							nw += w
+						}
+						// Edges: the local grey-edge (p = 2), on the divided copy.
+						if x > 0 && x < cw-1 && y > 0 && y < e.ch-1 && !e.clip[i+1] && !e.clip[i-1] && !e.clip[i+cw] && !e.clip[i-cw] {
+							var m [3]float64
+							for c := range 3 {
+								dx := float64(e.coarse[(i+1)*3+c]-e.coarse[(i-1)*3+c]) / e.glob[c]
+								dy := float64(e.coarse[(i+cw)*3+c]-e.coarse[(i-cw)*3+c]) / e.glob[c]
+								m[c] = dx*dx + dy*dy
+							}
+							if l := luma(m[0], m[1], m[2]); l > 1e-6 {
+								for c := range 3 {
+									esum[c] += m[c]
+								}
+								ew++
+							}
+						}
+					}
+				}
+				k := cyi*gx + cxi
+				var est [3]float64
+				var evidence float64
+				switch {
+				case nw > 0 && ew > 0:
+					// Equal parts of both, each on unit luminance.
+					nu := unit(nsum)
+					eu := unit([3]float64{math.Sqrt(esum[0]), math.Sqrt(esum[1]), math.Sqrt(esum[2])})
+					for c := range 3 {
+						est[c] = math.Sqrt(nu[c] * eu[c])
+					}
+					evidence = nw/(yNorm(nsum, nw)+1e-9) + ew*0.5
+				case ew > 0:
+					est = unit([3]float64{math.Sqrt(esum[0]), math.Sqrt(esum[1]), math.Sqrt(esum[2])})
+					evidence = ew * 0.5
+				default:
+					est = [3]float64{1, 1, 1}
+				}
+				est = unit(est)
+				// Little evidence: the global light; a large deviation: capped, since
+				// a cell that differs that much is more likely a coloured surface.
+				s := evidence / (evidence + localShrinkK)
+				for c := range 3 {
+					d := math.Log(est[c])
+					d = math.Max(-maxDeviation, math.Min(maxDeviation, d))
+					dev[k*3+c] = s * d
+				}
+				wt[k] = s + 1e-3
+			}
+		}
+	})
+	// Smooth twice with a confidence-weighted 3×3 binomial filter, so a cell with
+	// little evidence takes its neighbours' light.
+	sm := make([]float64, ncell*3)
+	sw := make([]float64, ncell)
+	for range 2 {
+		for y := range gy {
+			for x := range gx {
+				var acc [3]float64
+				var a float64
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						xx, yy := x+dx, y+dy
+						if xx < 0 || yy < 0 || xx >= gx || yy >= gy {
+							continue
+						}
+						k := (2 - abs(dx)) * (2 - abs(dy))
+						w := float64(k) * wt[yy*gx+xx]
+						for c := range 3 {
+							acc[c] += w * dev[(yy*gx+xx)*3+c]
+						}
+						a += w
+					}
+				}
+				for c := range 3 {
+					sm[(y*gx+x)*3+c] = acc[c] / a
+				}
+				sw[y*gx+x] = a / 16
+			}
+		}
+		copy(dev, sm)
+		copy(wt, sw)
+	}
+	for k := range ncell {
+		var ill [3]float64
+		for c := range 3 {
+			ill[c] = e.glob[c] * math.Exp(dev[k*3+c])
+		}
+		ill = unit(ill)
+		for c := range 3 {
+			e.gains[k*3+c] = float32(1 / ill[c])
+		}
+	}
+}
+
+func yNorm(s [3]float64, n float64) float64 {
+	if n <= 0 {
+		return 1
+	}
+	return luma(s[0], s[1], s[2]) / n
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// apply multiplies every pixel by the field's gains, bilinearly interpolated between
+// cell centres, faded towards 1 as the pixel nears clipping.
+func (e *estimator) apply() {
+	img := e.img
+	w, h := img.W(), img.H()
+	gx, gy := e.gx, e.gy
+	// Cell centres in full-resolution pixels.
+	span := float32(e.cell * e.f)
+	scratch := make([][]float32, imaging.Workers())
+	imaging.Bands(h, func(wk, y0, y1 int) {
+		if scratch[wk] == nil {
+			scratch[wk] = make([]float32, gx*3)
+		}
+		rowGain := scratch[wk]
+		for y := y0; y < y1; y++ {
+			// Vertical interpolation once per row into the worker's scratch.
+			fy := (float32(y)+0.5)/span - 0.5
+			y0i := int(math.Floor(float64(fy)))
+			ty := fy - float32(y0i)
+			ya, yb := clampi(y0i, gy), clampi(y0i+1, gy)
+			for x := range gx {
+				for c := range 3 {
+					a, b := e.gains[(ya*gx+x)*3+c], e.gains[(yb*gx+x)*3+c]
+					rowGain[x*3+c] = a + (b-a)*ty
+				}
+			}
+			row := img.Row(y)
+			for x := range w {
+				fx := (float32(x)+0.5)/span - 0.5
+				x0 := int(fx+1) - 1 // floor for fx >= -1
+				tx := fx - float32(x0)
+				xa, xb := clampi(x0, gx)*3, clampi(x0+1, gx)*3
+				gr := rowGain[xa] + (rowGain[xb]-rowGain[xa])*tx
+				gg := rowGain[xa+1] + (rowGain[xb+1]-rowGain[xa+1])*tx
+				gb := rowGain[xa+2] + (rowGain[xb+2]-rowGain[xa+2])*tx
+				p := row[x*img.C : x*img.C+3]
+				if m := max(p[0], p[1], p[2]); m > fadeLo {
+					t := min(1, (m-fadeLo)/(fadeHi-fadeLo))
+					t = t * t * (3 - 2*t)
+					gr += (1 - gr) * t
+					gg += (1 - gg) * t
+					gb += (1 - gb) * t
+				}
+				p[0] *= gr
+				p[1] *= gg
+				p[2] *= gb
+			}
+		}
+	})
+}
+
+func clampi(i, n int) int { return min(n-1, max(0, i)) }

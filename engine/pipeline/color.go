@@ -1,0 +1,24 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/porchlight/porchlight/engine/imaging/color"
+)
+
+// colorSteps neutralise the illumination once, on the merge (or the single input),
+// so every bracket is corrected the same way.
+func colorSteps() []Step {
+	return []Step{{Name: StepColor, Cost: 0.01, Memory: 0.02 * bytesPerPixel, Run: colorStep}}
+}
+
+func colorStep(ctx context.Context, j *Job) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := color.Correct(j.Image); err != nil {
+		return fmt.Errorf("colour correction: %w", err)
+	}
+	return nil
+}
