@@ -56,7 +56,8 @@ func fileBytes(t *testing.T, write func(*bytes.Buffer) error) []byte {
 }
 
 // Uploads of a few hundred kB that declare frames of 120 MP are ingested within
-// bounded memory: the complete ones (all black, one flat grey, a large mask) become
+// bounded memory: the complete ones (all black, flat grey, a HEIC grid of 441 tiles
+// sharing one coded tile, a large mask) become
 // ready with their real sizes and kinds, the truncated ones fail as unreadable. The
 // process's peak resident size (C allocations included) grows by less than the memory
 // budget plus the runtime's slack, where a full-size decode of the 16-bit PNG alone
@@ -78,6 +79,7 @@ func TestIngestHostileUploadsStayBounded(t *testing.T) {
 		{"zeros16.tif", "image/tiff", tiffZeros, core.AssetReady, core.AssetUpload, ""},
 		{"zeros16-cut.tif", "image/tiff", tiffZeros[:len(tiffZeros)*3/4], core.AssetFailed, "", "TIFF"},
 		{"flat.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, false), core.AssetReady, core.AssetUpload, ""},
+		{"grid.heic", "image/heic", hostile.HEICGrid(21, 21), core.AssetReady, core.AssetUpload, ""},
 		{"flat-progressive.jpg", "image/jpeg", hostile.JPEGFlat(10900, 10900, 3, true), core.AssetReady, core.AssetUpload, ""},
 		{"scan-ends-early.jpg", "image/jpeg", hostile.JPEGTruncated(10900, 10900), core.AssetFailed, "", "truncated"},
 		{"cut.jpg", "image/jpeg", hostile.JPEGCut(10900, 10900, 0.3), core.AssetFailed, "", "truncated"},

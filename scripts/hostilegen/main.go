@@ -48,6 +48,7 @@ func main() {
 		{"zeros16-cut.png", "image/png", "failed", png[:len(png)/2]},
 		{"zeros16.tif", "image/tiff", "ready", tiff},
 		{"mask.png", "image/png", "ready", mask},
+		{"grid.heic", "image/heic", "ready", hostile.HEICGrid(21, 21)},
 		// Frames an order can take within a 1 GB budget, so the order phase runs some.
 		{"flat-12mp.jpg", "image/jpeg", "ready", hostile.JPEGFlat(4000, 3000, 3, false)},
 		{"zeros16-12mp.png", "image/png", "ready", png12},

@@ -48,9 +48,10 @@ func seeds(f *testing.F) {
 	}
 	// A HEIC grid of four tiles whose coded data is junk: the grid parsing and the
 	// per-tile repackaging run, the decode fails.
-	junk := heifTile{props: [][]byte{makeBox("hvcC", make([]byte, 23)), makeBox("ispe", be32(0), be32(64), be32(64))},
-		data: []byte{0, 0, 0, 1, 2, 3}}
-	f.Add(buildGrid(2, 2, 100, 100, []heifTile{junk}))
+	junk := hostile.HEIFTile{Props: [][]byte{makeBox("hvcC", make([]byte, 23)), makeBox("ispe", be32(0), be32(64), be32(64))},
+		Data: []byte{0, 0, 0, 1, 2, 3}}
+	f.Add(hostile.HEIFGrid(2, 2, 100, 100, []hostile.HEIFTile{junk}))
+	f.Add(hostile.HEICGrid(2, 3))
 	f.Add(mosaicDNG(img, 6))
 	f.Add(withICC(encodeFuzzJPEG(f, img), buildICC("P3", "x", primariesD50(0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329), srgbCurve)))
 	if dir, ok := testphotos.Root(); ok {
