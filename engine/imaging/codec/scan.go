@@ -14,13 +14,15 @@ import (
 //
 //   - PNG and TIFF stream row by row (strip by strip, tile by tile) into a box
 //     reduction: a few rows and the reduced sums, a few MB whatever the frame size.
-//   - JPEG decodes at 1/2, 1/4 or 1/8 scale in libjpeg (DCT scaling, to at least twice
-//     the preview size), 16 rows at a time, from the file held in memory. A baseline file needs a few rows of state;
-//     a progressive or multi-scan one keeps every DCT coefficient until its last scan
-//     (2 bytes a sample: 360 MB for 120 MP at 4:2:0), and libjpeg's memory cap is set
-//     to that figure, so a file cannot take more than its headers declare.
-//   - WebP decodes through libwebp's scaled output. Lossy data is decoded a macroblock
-//     row at a time; lossless (VP8L) data is held whole by libwebp as 4 bytes a pixel.
+//   - JPEG decodes at 1/2, 1/4 or 1/8 scale in libjpeg (DCT scaling, to at least
+//     twice the preview size), 16 rows at a time, from the file held in memory. A
+//     baseline file needs a few rows of state; a progressive or multi-scan one keeps
+//     every DCT coefficient until its last scan (2 bytes a sample: 360 MB for 120 MP
+//     at 4:2:0), and libjpeg's memory cap is set to that figure, so a file cannot take
+//     more than its headers declare.
+//   - WebP decodes through libwebp's scaled output, from the file held in memory.
+//     Lossy data is decoded a macroblock row at a time (plus the alpha plane, a byte a
+//     pixel); lossless (VP8L) data may be held whole, up to 4 bytes a pixel.
 //   - HEIC decodes in the WebAssembly libheif, which has no reduced decode and holds
 //     about 22 bytes a pixel at its peak. A grid (what phones write) is decoded one
 //     tile at a time, so it holds one tile's worth (6 MB for 512×512); a single image
