@@ -428,6 +428,21 @@ func (st *pngState) converter(h *header, c int) func(src []byte, dst []float32) 
 			}
 		}
 	case 2: // RGB
+		if st.depth == 16 && c == 3 { // no tRNS: the common 16-bit photo, kept tight
+			l0, l1, l2 := lut16[0], lut16[1], lut16[2]
+			return func(src []byte, dst []float32) {
+				for x := 0; x+2 < len(dst); x += 3 {
+					s := src[2*x : 2*x+6 : 2*x+6]
+					o := dst[x : x+3 : x+3]
+					o[0] = l0[uint16(s[0])<<8|uint16(s[1])]
+					o[1] = l1[uint16(s[2])<<8|uint16(s[3])]
+					o[2] = l2[uint16(s[4])<<8|uint16(s[5])]
+				}
+			}
+		}
+		if st.depth == 8 && c == 3 {
+			return func(src []byte, dst []float32) { row8ToLinear(src, 3, dst, 3, lut) }
+		}
 		if st.depth == 16 {
 			return func(src []byte, dst []float32) {
 				for x := 0; x < len(dst)/c; x++ {
@@ -485,10 +500,5 @@ func (st *pngState) converter(h *header, c int) func(src []byte, dst []float32) 
 			}
 		}
 	}
-	return func(src []byte, dst []float32) {
-		for x := 0; x < len(dst)/c; x++ {
-			s := src[4*x : 4*x+4 : 4*x+4]
-			put(dst, x, lut[0][s[0]], lut[1][s[1]], lut[2][s[2]], float32(s[3])/255)
-		}
-	}
+	return func(src []byte, dst []float32) { row8ToLinear(src, 4, dst, c, lut) }
 }

@@ -410,6 +410,22 @@ func (l *tiffLayout) converter(h *header, c int) func(src []byte, dst []float32)
 		return uint32(src[bit/8]>>(8-bps-bit%8)) & max
 	}
 	colours, palette, premultiplied := l.colours, l.photometric == 3, l.premultiplied
+	// Tight loops for plain RGB, the common photo layouts.
+	if !palette && colours == 3 && alpha < 0 && c == 3 {
+		switch {
+		case bps == 8 && spp == 3:
+			return func(src []byte, dst []float32) { row8ToLinear(src, 3, dst, 3, lut) }
+		case bps == 16:
+			l0, l1, l2 := lut16[0], lut16[1], lut16[2]
+			return func(src []byte, dst []float32) {
+				for x, i := 0, 0; x+2 < len(dst); x, i = x+3, i+2*spp {
+					s := src[i : i+6 : i+6]
+					o := dst[x : x+3 : x+3]
+					o[0], o[1], o[2] = l0[bo.Uint16(s)], l1[bo.Uint16(s[2:])], l2[bo.Uint16(s[4:])]
+				}
+			}
+		}
+	}
 	return func(src []byte, dst []float32) {
 		var v [3]uint32
 		for x := 0; x < len(dst)/c; x++ {
