@@ -25,6 +25,7 @@ UPLOAD_LIMIT_MB=${UPLOAD_LIMIT_MB:-1536}
 ORDER_BUDGET_MB=${ORDER_BUDGET_MB:-1024}
 ORDER_SLACK_MB=${ORDER_SLACK_MB:-300}
 SETTLE_TIMEOUT=${SETTLE_TIMEOUT:-900} # seconds a phase may take to settle
+ORDERS=${ORDERS:-1}                   # 0 skips the order phase
 
 command -v curl >/dev/null || { echo "bench-hostile: curl is needed" >&2; exit 2; }
 if command -v jq >/dev/null; then
@@ -239,6 +240,13 @@ awk '$2 != 200 {print "  /healthz at " $1 ": " $2}' "$WORK/health-uploads" | hea
 
 stop_samplers
 stop_server
+
+if [ "$ORDERS" = 0 ]; then
+  echo
+  [ "$MISSES" -eq 0 ] && { echo "bench-hostile: every upload target met (orders skipped)"; exit 0; }
+  echo "bench-hostile: $MISSES target(s) missed (orders skipped)"
+  exit 1
+fi
 
 echo
 echo "== orders: engine.memory_mb $ORDER_BUDGET_MB, one order on each ready asset =="
