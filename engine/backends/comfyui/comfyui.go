@@ -4,9 +4,20 @@
 // /ws?clientId= ("progress", "executing", "execution_success", "execution_error",
 // "execution_interrupted" messages), the result is found in GET /history/{prompt_id}
 // (polled as well, so a lost WebSocket costs only progress) and fetched with GET
-// /view?filename=&subfolder=&type=. Cancelling removes the prompt from the queue
-// (POST /queue {"delete": [id]}) and, when it is the one running, interrupts it
-// (POST /interrupt).
+// /view?filename=&subfolder=&type=.
+//
+// On a server other clients use: each job has a client id of its own, so the
+// WebSocket brings only its messages; progress keeps the highest fraction seen
+// (every sampler of a workflow counts from zero); a run fails on its
+// execution_error message, or when its history entry, which older servers write
+// without a status, holds no image from the output node. Cancelling finds the
+// prompt in GET /queue (by its id, or by our client id when its id never came back)
+// and removes it from the queue while it waits (POST /queue {"delete"}), or
+// interrupts it while it runs (POST /interrupt {"prompt_id"}: newer servers stop
+// only that prompt, older ones whatever runs, so it is sent only right after
+// /queue showed ours running). The prompt's id is ours too (prompt_id in POST
+// /prompt, which newer servers keep), and a prompt whose answer was lost is
+// cancelled, never queued twice.
 //
 // Each feature needs a workflow exported in ComfyUI's API format, with placeholders
 // such as {{image}}, {{prompt}}, {{seed}} where the job's values go (see Ph*); the
@@ -159,9 +170,9 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 		return nil, backends.Errorf(b, "fill the workflow", "%s: %v", wf.path, err)
 	}
 
-	clientID := randomID()
+	clientID, promptID := randomID(), uuid()
 	var mu sync.Mutex // keeps the WebSocket's progress reports and the final one apart
-	events := make(chan string, 16)
+	ev := &events{wake: make(chan struct{}, 1)}
 	var ws *websocket.Conn
 	if b.progress {
 		ws = b.dialEvents(ctx, clientID)
@@ -169,25 +180,36 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	var wsDone chan struct{}
 	if ws != nil {
 		wsDone = make(chan struct{})
+		last := 0.0
 		go func() {
 			defer close(wsDone)
 			b.readEvents(ws, func(f float64) {
 				mu.Lock()
 				defer mu.Unlock()
-				req.Report(f)
-			}, events)
+				if f > last { // several samplers each count from zero
+					last = f
+					req.Report(f)
+				}
+			}, ev)
 		}()
 		defer func() { ws.Close(); <-wsDone }()
 	}
 
-	id, err := b.queue(ctx, prompt, clientID)
+	id, err := b.queue(ctx, prompt, clientID, promptID)
 	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, backends.ErrMaybeStarted) {
+			// The server may have queued it without our hearing: find it and take it back.
+			b.cancelPrompt(ctx, promptID, clientID, false)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
 		return nil, err
 	}
-	entry, err := b.wait(ctx, id, events)
+	entry, err := b.wait(ctx, wf, id, ev)
 	if err != nil {
 		if ctx.Err() != nil {
-			b.cancelPrompt(ctx, id)
+			b.cancelPrompt(ctx, id, clientID, true)
 			return nil, ctx.Err()
 		}
 		return nil, err
@@ -253,8 +275,8 @@ func (b *Backend) upload(ctx context.Context, prefix string, png []byte) (string
 }
 
 // queue posts the filled workflow; a refused one reports ComfyUI's node errors.
-func (b *Backend) queue(ctx context.Context, prompt map[string]any, clientID string) (string, error) {
-	body, err := backends.JSONBody(map[string]any{"prompt": prompt, "client_id": clientID})
+func (b *Backend) queue(ctx context.Context, prompt map[string]any, clientID, promptID string) (string, error) {
+	body, err := backends.JSONBody(map[string]any{"prompt": prompt, "client_id": clientID, "prompt_id": promptID})
 	if err != nil {
 		return "", backends.Errorf(b, "queue the workflow", "%v", err)
 	}
@@ -274,12 +296,13 @@ func (b *Backend) queue(ctx context.Context, prompt map[string]any, clientID str
 	return ans.PromptID, nil
 }
 
-// historyEntry is one prompt of GET /history/{id}.
+// historyEntry is one prompt of GET /history/{id}. Servers before mid-2023 write no
+// status: an entry is there only once the prompt ended.
 type historyEntry struct {
 	Outputs map[string]struct {
 		Images []imageRef `json:"images"`
 	} `json:"outputs"`
-	Status struct {
+	Status *struct {
 		StatusStr string              `json:"status_str"`
 		Completed bool                `json:"completed"`
 		Messages  [][]json.RawMessage `json:"messages"`
@@ -292,9 +315,29 @@ type imageRef struct {
 	Type      string `json:"type"`
 }
 
-// wait polls /history until the prompt finished, early when the WebSocket says
+// events is what the WebSocket told of our prompt.
+type events struct {
+	wake   chan struct{} // something happened: read the history
+	mu     sync.Mutex
+	failed string // execution_error's account
+}
+
+func (e *events) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *events) failure() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.failed
+}
+
+// wait polls /history until the prompt ended, early when the WebSocket says
 // something happened to it.
-func (b *Backend) wait(ctx context.Context, id string, events <-chan string) (*historyEntry, error) {
+func (b *Backend) wait(ctx context.Context, wf *workflow, id string, ev *events) (*historyEntry, error) {
 	t := time.NewTicker(b.poll)
 	defer t.Stop()
 	for {
@@ -302,7 +345,10 @@ func (b *Backend) wait(ctx context.Context, id string, events <-chan string) (*h
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-t.C:
-		case <-events:
+		case <-ev.wake:
+		}
+		if msg := ev.failure(); msg != "" {
+			return nil, backends.Errorf(b, "run the workflow", "%s", msg)
 		}
 		var hist map[string]historyEntry
 		err := b.call.JSON(ctx, backends.Call{Op: "read the history", Method: http.MethodGet,
@@ -315,11 +361,19 @@ func (b *Backend) wait(ctx context.Context, id string, events <-chan string) (*h
 			continue // still queued or running
 		}
 		switch {
+		case e.Status == nil:
+			// An older server: the entry means the run ended; without the output
+			// node's image it failed.
+			if out, ok := e.Outputs[wf.output]; ok && len(out.Images) > 0 {
+				return &e, nil
+			}
+			if msg := ev.failure(); msg != "" {
+				return nil, backends.Errorf(b, "run the workflow", "%s", msg)
+			}
+			return nil, backends.Errorf(b, "run the workflow", "the run ended without an image from node %s of %s (the server's log says why)", wf.output, wf.path)
 		case e.Status.StatusStr == "error":
 			return nil, backends.Errorf(b, "run the workflow", "%s", executionError(e.Status.Messages))
-		case e.Status.Completed || (e.Status.StatusStr == "" && len(e.Outputs) > 0):
-			return &e, nil
-		case e.Status.StatusStr == "success":
+		case e.Status.Completed || e.Status.StatusStr == "success" || (e.Status.StatusStr == "" && len(e.Outputs) > 0):
 			return &e, nil
 		}
 	}
@@ -334,21 +388,30 @@ func executionError(msgs [][]json.RawMessage) string {
 		}
 		var name string
 		json.Unmarshal(m[0], &name)
-		var d struct {
-			NodeID           string `json:"node_id"`
-			NodeType         string `json:"node_type"`
-			ExceptionMessage string `json:"exception_message"`
-			ExceptionType    string `json:"exception_type"`
-		}
-		json.Unmarshal(m[1], &d)
-		switch name {
-		case "execution_error":
-			return fmt.Sprintf("node %s (%s) failed: %s: %s", d.NodeID, d.NodeType, d.ExceptionType, strings.TrimSpace(d.ExceptionMessage))
-		case "execution_interrupted":
-			return fmt.Sprintf("interrupted at node %s (%s)", d.NodeID, d.NodeType)
+		if msg := failureMessage(name, m[1]); msg != "" {
+			return msg
 		}
 	}
 	return "the workflow failed without a message"
+}
+
+// failureMessage tells an execution_error or execution_interrupted; "" for other
+// messages.
+func failureMessage(name string, data json.RawMessage) string {
+	var d struct {
+		NodeID           string `json:"node_id"`
+		NodeType         string `json:"node_type"`
+		ExceptionMessage string `json:"exception_message"`
+		ExceptionType    string `json:"exception_type"`
+	}
+	json.Unmarshal(data, &d)
+	switch name {
+	case "execution_error":
+		return fmt.Sprintf("node %s (%s) failed: %s: %s", d.NodeID, d.NodeType, d.ExceptionType, strings.TrimSpace(d.ExceptionMessage))
+	case "execution_interrupted":
+		return fmt.Sprintf("interrupted at node %s (%s)", d.NodeID, d.NodeType)
+	}
+	return ""
 }
 
 // fetchResult downloads the output node's first image.
@@ -380,31 +443,85 @@ func (b *Backend) fetchResult(ctx context.Context, wf *workflow, e *historyEntry
 	return img, nil
 }
 
-// cancelPrompt removes the prompt from the queue and interrupts it when it is the
-// one running (an interrupt stops whatever runs, so it is sent only then).
-func (b *Backend) cancelPrompt(ctx context.Context, id string) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// cancelPrompt takes our prompt back: off the queue while it waits, interrupted
+// while it runs, and nothing once it ended. It is found by id, or by our client id
+// (an older server chose another id, or the answer never came); answered says the
+// server told us the id, so a prompt not in the queue has ended. /interrupt
+// follows the /queue that showed ours running, as close as the protocol allows:
+// an older server stops whatever runs by then.
+func (b *Backend) cancelPrompt(ctx context.Context, id, clientID string, answered bool) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if body, err := backends.JSONBody(map[string]any{"delete": []string{id}}); err == nil {
-		b.call.Do(cctx, backends.Call{Op: "remove the prompt from the queue", Method: http.MethodPost, Path: "/queue",
-			Body: body, ContentType: "application/json", Retry: backends.RetryNever})
-	}
-	var q struct {
-		Running [][]json.RawMessage `json:"queue_running"`
-	}
-	if err := b.call.JSON(cctx, backends.Call{Op: "read the queue", Method: http.MethodGet, Path: "/queue", Retry: backends.RetryNever}, &q); err != nil {
-		return
-	}
-	for _, item := range q.Running {
-		var pid string
-		if len(item) > 1 && json.Unmarshal(item[1], &pid) == nil && pid == id {
-			if body, err := backends.JSONBody(map[string]any{"prompt_id": id}); err == nil {
+	t := time.NewTicker(b.poll)
+	defer t.Stop()
+	interrupted := false
+	// An unanswered prompt may still be on its way into the queue: look a few times.
+	for looks := 0; looks < 10; looks++ {
+		running, pending, err := b.findPrompt(cctx, id, clientID)
+		if err != nil {
+			return
+		}
+		switch {
+		case running != "" && !interrupted:
+			if body, err := backends.JSONBody(map[string]any{"prompt_id": running}); err == nil {
 				b.call.Do(cctx, backends.Call{Op: "interrupt the prompt", Method: http.MethodPost, Path: "/interrupt",
 					Body: body, ContentType: "application/json", Retry: backends.RetryNever})
 			}
+			interrupted = true
+		case len(pending) > 0:
+			if body, err := backends.JSONBody(map[string]any{"delete": pending}); err == nil {
+				b.call.Do(cctx, backends.Call{Op: "remove the prompt from the queue", Method: http.MethodPost, Path: "/queue",
+					Body: body, ContentType: "application/json", Retry: backends.RetryNever})
+			}
+		case running == "" && (answered || interrupted):
+			return // ended, or never queued
+		}
+		select {
+		case <-cctx.Done():
 			return
+		case <-t.C:
 		}
 	}
+}
+
+// findPrompt reads GET /queue for our prompt: the id it runs under, or those it
+// waits under.
+func (b *Backend) findPrompt(ctx context.Context, id, clientID string) (running string, pending []string, err error) {
+	var q struct {
+		Running [][]json.RawMessage `json:"queue_running"`
+		Pending [][]json.RawMessage `json:"queue_pending"`
+	}
+	if err := b.call.JSON(ctx, backends.Call{Op: "read the queue", Method: http.MethodGet, Path: "/queue", Retry: backends.RetrySafe}, &q); err != nil {
+		return "", nil, err
+	}
+	// An item is [number, prompt_id, prompt, extra_data, outputs].
+	ours := func(item []json.RawMessage) string {
+		var pid string
+		if len(item) < 2 || json.Unmarshal(item[1], &pid) != nil {
+			return ""
+		}
+		var extra struct {
+			ClientID string `json:"client_id"`
+		}
+		if len(item) > 3 {
+			json.Unmarshal(item[3], &extra)
+		}
+		if pid == id || (clientID != "" && extra.ClientID == clientID) {
+			return pid
+		}
+		return ""
+	}
+	for _, it := range q.Running {
+		if pid := ours(it); pid != "" {
+			running = pid
+		}
+	}
+	for _, it := range q.Pending {
+		if pid := ours(it); pid != "" {
+			pending = append(pending, pid)
+		}
+	}
+	return running, pending, nil
 }
 
 // dialEvents opens the WebSocket; nil when it cannot (progress then comes only at
@@ -431,9 +548,11 @@ func (b *Backend) dialEvents(ctx context.Context, clientID string) *websocket.Co
 	return c
 }
 
-// readEvents turns the WebSocket's JSON messages into progress and wake-ups of the
-// history poll. Binary messages (previews) are skipped.
-func (b *Backend) readEvents(c *websocket.Conn, report func(float64), wake chan<- string) {
+// readEvents turns the WebSocket's JSON messages into progress, failures and
+// wake-ups of the history poll. ComfyUI sends a prompt's messages to its client
+// id's socket only, so all of them are ours. Binary messages (previews) are
+// skipped.
+func (b *Backend) readEvents(c *websocket.Conn, report func(float64), ev *events) {
 	for {
 		typ, msg, err := c.ReadMessage()
 		if err != nil {
@@ -443,36 +562,48 @@ func (b *Backend) readEvents(c *websocket.Conn, report func(float64), wake chan<
 			continue
 		}
 		var m struct {
-			Type string `json:"type"`
-			Data struct {
-				Value    float64 `json:"value"`
-				Max      float64 `json:"max"`
-				PromptID string  `json:"prompt_id"`
-				Node     *string `json:"node"`
-			} `json:"data"`
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
 		}
 		if json.Unmarshal(msg, &m) != nil {
 			continue
 		}
+		var d struct {
+			Value float64 `json:"value"`
+			Max   float64 `json:"max"`
+			Node  *string `json:"node"`
+		}
+		json.Unmarshal(m.Data, &d)
 		switch m.Type {
 		case "progress":
-			if m.Data.Max > 0 {
-				report(m.Data.Value / m.Data.Max * 0.95)
+			if d.Max > 0 {
+				report(d.Value / d.Max * 0.95)
 			}
-		case "execution_success", "execution_error", "execution_interrupted":
-			select {
-			case wake <- m.Type:
-			default:
-			}
+		case "execution_error":
+			ev.mu.Lock()
+			ev.failed = failureMessage(m.Type, m.Data)
+			ev.mu.Unlock()
+			ev.poke()
+		case "execution_success", "execution_interrupted":
+			ev.poke()
 		case "executing":
-			if m.Data.Node == nil {
-				select {
-				case wake <- m.Type:
-				default:
-				}
+			if d.Node == nil {
+				ev.poke()
 			}
 		}
 	}
+}
+
+// uuid is a random version 4 UUID, the form of ComfyUI's own prompt ids.
+func uuid() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(errors.New("comfyui: no randomness: " + err.Error()))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func randomID() string {
