@@ -4,7 +4,8 @@ package pipeline
 // Steps whose algorithm package is not part of the build yet are absent, so orders
 // that need them fail with feature_unavailable.
 func builtinFeatureSteps() []Step {
-	steps := mergeSteps()
+	steps := lensSteps()
+	steps = append(steps, mergeSteps()...)
 	steps = append(steps, colorSteps()...)
 	steps = append(steps, eraserSteps()...)
 	steps = append(steps, perspectiveSteps()...)

@@ -364,7 +364,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 func stepMegapixels(step string, framePx int64, frames int) float64 {
 	mp := float64(framePx) / 1e6
 	switch step {
-	case StepDecode, StepAlign, StepMerge:
+	case StepDecode, StepLens, StepAlign, StepMerge:
 		return mp * float64(frames)
 	}
 	return mp
