@@ -180,11 +180,21 @@ func (s *Service) runExport(ctx context.Context, j job) {
 		}
 		return // otherwise ctx ended: the job stays queued for the next Serve
 	}
-	defer mem.Release(est)
+	held := true
+	release := func() {
+		if held {
+			held = false
+			mem.Release(est)
+		}
+	}
+	defer release()
 	if !s.setStatus(j, core.AssetProcessing, nil) {
 		return
 	}
 	w, width, height, err := s.encodeExport(src, *r.Export)
+	// The pixels are gone once encoded: storing the file needs no budget, and the
+	// budget is free again before the export is announced ready.
+	release()
 	if err != nil {
 		f := codecFailure(err)
 		s.finishFailed(j, f.code, "the export could not be made: "+f.reason)
