@@ -24,6 +24,7 @@ package color
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 )
@@ -31,13 +32,14 @@ import (
 // Tuning. Cells are square, about gridCells across the longer side of the photo.
 const (
 	coarseEdge   = 256  // longer side of the coarse copy, in pixels
-	gridCells    = 8    // cells across the longer side
+	gridCells    = 12   // cells across the longer side
 	edgeP        = 6.0  // Minkowski norm of the global grey-edge
 	clipLevel    = 0.97 // a coarse pixel reaching this in a channel counts as clipped
 	neutralChr   = 0.10 // chroma (relative) below which a pixel counts as near-neutral
 	localChr     = 0.30 // the looser bound for local near-neutrals, whose light differs
-	maxDeviation = 0.7  // cap of a cell's log deviation from the global illuminant
-	localShrinkK = 40.0 // evidence (pixels) at which a cell's deviation gets half weight
+	maxDeviation = 1.5  // cap of a cell's log deviation from the global illuminant
+	localShrinkK = 10.0 // evidence (pixels) at which a cell's deviation gets half weight
+	fieldRounds  = 3    // rounds of the local field
 	fadeLo       = 0.93 // the correction fades out between these maximum channels
 	fadeHi       = 0.995
 )
@@ -83,6 +85,7 @@ type estimator struct {
 	gx, gy int       // grid size
 	cell   int       // cell size in coarse pixels
 	gains  []float32 // gx*gy*3 gains of the smoothed field
+	ys     []float64 // scratch: luminances of near-neutral pixels
 	neut   float64
 }
 
@@ -235,30 +238,24 @@ func chroma(p []float32, ill [3]float64) (chr, y float64) {
 func (e *estimator) brightNeutral(ill [3]float64) (mean [3]float64, share float64) {
 	n := e.cw * e.ch
 	// The luminance above which a near-neutral pixel counts as bright: the 75th
-	// percentile of the near-neutral ones, from a histogram of log luminance.
-	var hist [128]int
-	count := 0
+	// percentile of the near-neutral ones, taken exactly (not from a histogram), so
+	// the selection does not change when the whole photo is scaled or cast.
+	ys := e.ys[:0]
 	for i := range n {
 		if e.clip[i] {
 			continue
 		}
 		chr, y := chroma(e.coarse[i*3:i*3+3], ill)
-		if chr < neutralChr && y > 1e-4 {
-			hist[logBin(y)]++
-			count++
+		if chr < neutralChr && y > 0 {
+			ys = append(ys, y)
 		}
 	}
-	if count == 0 {
+	e.ys = ys
+	if len(ys) == 0 {
 		return mean, 0
 	}
-	lo, acc := 0, 0
-	for b := len(hist) - 1; b >= 0; b-- {
-		acc += hist[b]
-		if acc*4 >= count {
-			lo = b
-			break
-		}
-	}
+	slices.Sort(ys)
+	lo := ys[len(ys)*3/4]
 	var sw float64
 	sel := 0
 	for i := range n {
@@ -267,7 +264,7 @@ func (e *estimator) brightNeutral(ill [3]float64) (mean [3]float64, share float6
 		}
 		p := e.coarse[i*3 : i*3+3]
 		chr, y := chroma(p, ill)
-		if chr >= neutralChr || y <= 1e-4 || logBin(y) < lo {
+		if chr >= neutralChr || y <= 0 || y < lo {
 			continue
 		}
 		w := y * (1 - chr/neutralChr)
@@ -286,24 +283,50 @@ func (e *estimator) brightNeutral(ill [3]float64) (mean [3]float64, share float6
 	return mean, float64(sel) / float64(n)
 }
 
-// logBin maps a luminance to one of 128 bins over 1e-4..4 on a log scale.
-func logBin(y float64) int {
-	b := int((math.Log(y) + 9.21) / 10.6 * 128)
-	return min(127, max(0, b))
-}
-
 // field computes each cell's deviation from the global illuminant, smooths the
 // deviations across cells and stores the gains of the field.
 func (e *estimator) field() {
-	gx, gy, cell, cw := e.gx, e.gy, e.cell, e.cw
+	gx, gy := e.gx, e.gy
 	ncell := gx * gy
 	dev := make([]float64, ncell*3) // log deviation per channel, unit luminance
+	prev := make([]float64, ncell*3)
 	wt := make([]float64, ncell)
-	imaging.Bands(gy, func(_, r0, r1 int) {
+	sm := make([]float64, ncell*3)
+	sw := make([]float64, ncell)
+	// Each round selects a cell's near-neutral surfaces under the light the round
+	// before found there, so the field can follow a light far from the global one
+	// (a lamp at one end of the room, daylight at the other).
+	for round := range fieldRounds {
+		copy(prev, dev)
+		e.cells(dev, prev, wt)
+		e.smooth(dev, wt, sm, sw, round == fieldRounds-1)
+	}
+	for k := range ncell {
+		var ill [3]float64
+		for c := range 3 {
+			ill[c] = e.glob[c] * math.Exp(dev[k*3+c])
+		}
+		ill = unit(ill)
+		for c := range 3 {
+			e.gains[k*3+c] = float32(1 / ill[c])
+		}
+	}
+}
+
+// cells estimates each cell's log deviation from the global light into dev, with
+// its weight in wt; prev holds the previous round's field.
+func (e *estimator) cells(dev, prev, wt []float64) {
+	gx, cell, cw := e.gx, e.cell, e.cw
+	imaging.Bands(e.gy, func(_, r0, r1 int) {
 		for cyi := r0; cyi < r1; cyi++ {
 			for cxi := 0; cxi < gx; cxi++ {
 				var nsum, esum [3]float64
 				var nw, ew float64
+				k := cyi*gx + cxi
+				var here [3]float64
+				for c := range 3 {
+					here[c] = e.glob[c] * math.Exp(prev[k*3+c])
+				}
 				for y := cyi * cell; y < min(e.ch, (cyi+1)*cell); y++ {
 					for x := cxi * cell; x < min(cw, (cxi+1)*cell); x++ {
 						i := y*cw + x
@@ -311,9 +334,9 @@ func (e *estimator) field() {
 							continue
 						}
 						p := e.coarse[i*3 : i*3+3]
-						chr, yy := chroma(p, e.glob)
-						// Near-neutral surfaces under this cell's light, which may
-						// differ from the global one by up to localChr.
+						chr, yy := chroma(p, here)
+						// Near-neutral surfaces under this cell's light as the last
+						// round found it.
 						if chr < localChr && yy > 1e-4 {
 							w := yy * (1 - chr/localChr)
 							for c := range 3 {
@@ -338,7 +361,6 @@ func (e *estimator) field() {
 						}
 					}
 				}
-				k := cyi*gx + cxi
 				var est [3]float64
 				var evidence float64
 				switch {
@@ -369,11 +391,17 @@ func (e *estimator) field() {
 			}
 		}
 	})
-	// Smooth twice with a confidence-weighted 3×3 binomial filter, so a cell with
-	// little evidence takes its neighbours' light.
-	sm := make([]float64, ncell*3)
-	sw := make([]float64, ncell)
-	for range 2 {
+}
+
+// smooth filters the field with a confidence-weighted 3×3 binomial filter, so a
+// cell with little evidence takes its neighbours' light; twice in the last round.
+func (e *estimator) smooth(dev, wt, sm, sw []float64, last bool) {
+	gx, gy := e.gx, e.gy
+	passes := 1
+	if last {
+		passes = 1
+	}
+	for range passes {
 		for y := range gy {
 			for x := range gx {
 				var acc [3]float64
@@ -400,16 +428,6 @@ func (e *estimator) field() {
 		}
 		copy(dev, sm)
 		copy(wt, sw)
-	}
-	for k := range ncell {
-		var ill [3]float64
-		for c := range 3 {
-			ill[c] = e.glob[c] * math.Exp(dev[k*3+c])
-		}
-		ill = unit(ill)
-		for c := range 3 {
-			e.gains[k*3+c] = float32(1 / ill[c])
-		}
 	}
 }
 

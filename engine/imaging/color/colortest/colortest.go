@@ -227,10 +227,26 @@ func Summarize(v []float64) Stats {
 }
 
 // ColourDiffs returns CIEDE2000 per sampled pixel between a and b (same size,
-// linear RGB) with the lightness set equal (a's), every step-th pixel in both
-// directions; pixels clipped or near black in either are left out, since they carry
-// no colour.
+// linear RGB) with the lightness set equal, every step-th pixel in both directions;
+// pixels clipped or near black in either are left out, since they carry no colour.
+// Exposure is not the point: b is first scaled to a's mean luminance (a* and b*
+// grow with exposure too), then each pixel takes a's L*.
 func ColourDiffs(a, b *imaging.Image, step int) []float64 {
+	var ya, yb float64
+	for y := 0; y < a.H(); y += step {
+		ra, rb := a.Row(y), b.Row(y)
+		for x := 0; x < a.W(); x += step {
+			pa, pb := ra[x*a.C:x*a.C+3], rb[x*b.C:x*b.C+3]
+			if usable(pa) && usable(pb) {
+				ya += 0.2126*float64(pa[0]) + 0.7152*float64(pa[1]) + 0.0722*float64(pa[2])
+				yb += 0.2126*float64(pb[0]) + 0.7152*float64(pb[1]) + 0.0722*float64(pb[2])
+			}
+		}
+	}
+	k := 1.0
+	if yb > 0 {
+		k = ya / yb
+	}
 	var out []float64
 	for y := 0; y < a.H(); y += step {
 		ra, rb := a.Row(y), b.Row(y)
@@ -240,7 +256,7 @@ func ColourDiffs(a, b *imaging.Image, step int) []float64 {
 				continue
 			}
 			la := LabOf(float64(pa[0]), float64(pa[1]), float64(pa[2]))
-			lb := LabOf(float64(pb[0]), float64(pb[1]), float64(pb[2]))
+			lb := LabOf(k*float64(pb[0]), k*float64(pb[1]), k*float64(pb[2]))
 			lb.L = la.L
 			out = append(out, DeltaE00(la, lb))
 		}
