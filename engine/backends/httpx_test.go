@@ -197,3 +197,40 @@ func TestMasksAndAnswers(t *testing.T) {
 		}
 	}
 }
+
+// An RGBA PNG keeps its alpha channel when opaque, decodes to the same pixels, and
+// its transparent pixels are where it was told.
+func TestEncodePNGAlpha(t *testing.T) {
+	photo := imaging.New(37, 21, 3)
+	for i := range photo.Pix {
+		photo.Pix[i] = float32((i*7919)%251) / 251
+	}
+	want := photo.ToNRGBA()
+	for _, clear := range []func(x, y int) bool{nil, func(x, y int) bool { return x < 5 && y > 10 }} {
+		b, err := EncodePNGAlpha(photo, clear, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[25] != 6 {
+			t.Errorf("colour type %d, want 6 (RGBA)", b[25])
+		}
+		m, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.(*image.NRGBA)
+		for y := 0; y < 21; y++ {
+			for x := 0; x < 37; x++ {
+				c, w := got.NRGBAAt(x, y), want.NRGBAAt(x, y)
+				transparent := clear != nil && clear(x, y)
+				if (c.A == 0) != transparent || (!transparent && c != w) {
+					t.Fatalf("pixel %d,%d: %v, want %v (transparent %v)", x, y, c, w, transparent)
+				}
+			}
+		}
+	}
+	m := imaging.New(8, 4, 1) // marks nothing: still RGBA
+	if b, err := EncodeMask(m, 0, 0, MaskTransparent); err != nil || b[25] != 6 {
+		t.Errorf("a transparent-style mask that marks nothing: colour type %d, %v", b[25], err)
+	}
+}

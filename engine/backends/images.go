@@ -2,6 +2,7 @@ package backends
 
 import (
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"image"
@@ -32,6 +33,31 @@ func EncodePNG(img *imaging.Image) ([]byte, error) {
 		return nil, fmt.Errorf("encode png: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// EncodePNGAlpha writes img as an 8-bit sRGB PNG with an alpha channel, for
+// endpoints that need one (dall-e-2's edits): pixels where clear says so are fully
+// transparent (clear may be nil), the rest opaque. level is a compress/flate
+// level: the bytes may have to fit a size limit.
+func EncodePNGAlpha(img *imaging.Image, clear func(x, y int) bool, level int) ([]byte, error) {
+	if img == nil || img.W() == 0 || img.H() == 0 {
+		return nil, errors.New("encode png: empty image")
+	}
+	n := img.ToNRGBA()
+	if clear != nil {
+		for y := 0; y < img.H(); y++ {
+			for x := 0; x < img.W(); x++ {
+				if clear(x, y) {
+					n.Pix[y*n.Stride+4*x+3] = 0
+				}
+			}
+		}
+	}
+	b, err := encodeRGBA(n, level)
+	if err != nil {
+		return nil, fmt.Errorf("encode png: %w", err)
+	}
+	return b, nil
 }
 
 // MaskStyle is how a protocol expects a mask drawn.
@@ -104,6 +130,14 @@ func EncodeMask(mask *imaging.Image, w, h int, style MaskStyle) ([]byte, error) 
 		m = n
 	default:
 		return nil, fmt.Errorf("encode mask: unknown style %d", style)
+	}
+	if style == MaskTransparent {
+		// Always with its alpha channel, even when it marks nothing.
+		b, err := encodeRGBA(m.(*image.NRGBA), zlib.BestSpeed)
+		if err != nil {
+			return nil, fmt.Errorf("encode mask: %w", err)
+		}
+		return b, nil
 	}
 	var buf bytes.Buffer
 	if err := pngEncoder.Encode(&buf, m); err != nil {

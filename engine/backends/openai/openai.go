@@ -6,7 +6,10 @@
 //
 // The protocol has fixed output sizes, so the photo is fitted to the size whose
 // aspect is nearest (stretched, not cropped) and the answer stretched back. Its mask
-// marks what to change with fully transparent pixels. It takes no seed: the same
+// marks what to change with fully transparent pixels. dall-e-2 takes only a square
+// RGBA (or gray) PNG under 4 MB, and edits only where something is transparent:
+// without the order's mask the feature's region (see Region) is made transparent
+// in the photo itself. It takes no seed: the same
 // request can give different pixels each time, which is the endpoint's nature and
 // the one exception to Porchlight's repeatable results. Cancelling closes the
 // request; the protocol has no cancel of its own.
@@ -15,6 +18,7 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,6 +28,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,15 +87,26 @@ func New(spec backends.Spec) (backends.Backend, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %q is not WIDTHxHEIGHT", spec.Field("sizes"), s)
 		}
+		if b.model == "dall-e-2" && (w != h || (w != 256 && w != 512 && w != 1024)) {
+			return nil, fmt.Errorf("%s: dall-e-2 edits take 256x256, 512x512 or 1024x1024, not %s", spec.Field("sizes"), strings.TrimSpace(s))
+		}
 		b.sizes = append(b.sizes, [2]int{w, h})
 	}
 	if b.quality, err = spec.String("quality", ""); err != nil {
 		return nil, err
 	}
-	switch b.quality {
-	case "", "low", "medium", "high", "auto", "standard", "hd":
-	default:
-		return nil, fmt.Errorf("%s: %q is not low, medium, high or auto", spec.Field("quality"), b.quality)
+	// The edits endpoint's qualities: gpt-image models take low, medium, high and
+	// auto; dall-e-2 standard and auto ("hd" is dall-e-3's, for generation only).
+	qualities := []string{"", "low", "medium", "high", "auto", "standard"}
+	switch {
+	case gptImage:
+		qualities = []string{"", "low", "medium", "high", "auto"}
+	case b.model == "dall-e-2":
+		qualities = []string{"", "standard", "auto"}
+	}
+	if !slices.Contains(qualities, b.quality) {
+		return nil, fmt.Errorf("%s: %q is not a quality the edits endpoint takes for %s (one of %s)",
+			spec.Field("quality"), b.quality, b.model, strings.Join(qualities[1:], ", "))
 	}
 	def := "b64_json"
 	if gptImage {
@@ -186,31 +202,21 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	ctx, cancel := context.WithTimeout(ctx, b.spec.Timeout)
 	defer cancel()
 	sw, sh := b.size(req.Image.W(), req.Image.H())
-	img := req.Image
-	if img.W() != sw || img.H() != sh {
-		img = imaging.Resize(img, sw, sh)
-	}
-	photo, err := backends.EncodePNG(img)
+	photo, mask, sw, sh, err := b.images(req, sw, sh)
 	if err != nil {
 		return nil, backends.Errorf(b, "prepare the request", "%v", err)
-	}
-	var mask []byte
-	if req.Mask != nil {
-		m := req.Mask
-		if m.W() != sw || m.H() != sh {
-			m = imaging.Resize(m, sw, sh)
-		}
-		if mask, err = backends.EncodeMask(m, 0, 0, backends.MaskTransparent); err != nil {
-			return nil, backends.Errorf(b, "prepare the request", "%v", err)
-		}
 	}
 	body, ctype, err := b.form(photo, mask, req, sw, sh)
 	if err != nil {
 		return nil, backends.Errorf(b, "prepare the request", "%v", err)
 	}
+	// A billed job that may have run is not sent twice.
 	res, err := b.call.Do(ctx, backends.Call{Op: "image edit", Method: http.MethodPost, Path: b.path,
-		Body: func() (io.Reader, error) { return bytes.NewReader(body), nil }, ContentType: ctype, Retry: backends.RetrySafe})
+		Body: func() (io.Reader, error) { return bytes.NewReader(body), nil }, ContentType: ctype, Retry: backends.RetryUnsent})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	defer res.Body.Close()
@@ -235,6 +241,69 @@ func (b *Backend) Edit(ctx context.Context, req backends.Request) (*imaging.Imag
 	}
 	req.Report(1)
 	return out, nil
+}
+
+// dallE2Limit is dall-e-2's limit on the image and the mask ("less than 4MB").
+const dallE2Limit = 4_000_000
+
+// Region is the part of the frame a feature edits when the order has no mask, for
+// endpoints that edit only where the image is transparent (dall-e-2): x0, y0, x1, y1
+// as fractions of the width and height. Staging furnishes the floor, outdoor
+// staging the ground, decluttering and the mess cleaner clear floors and surfaces;
+// the walls, windows and sky above stay the photo's.
+func Region(feature string) (x0, y0, x1, y1 float64) {
+	switch feature {
+	case backends.FeatureIndoorStaging:
+		return 0.05, 0.40, 0.95, 1
+	case backends.FeatureOutdoorStaging:
+		return 0, 0.50, 1, 1
+	}
+	return 0, 0.30, 1, 1
+}
+
+// images encodes the photo and mask at w×h. dall-e-2 gets a square RGBA PNG under
+// its limit whose transparency, without a mask, is the feature's region.
+func (b *Backend) images(req backends.Request, w, h int) (photo, mask []byte, _, _ int, _ error) {
+	fit := func(m *imaging.Image, w, h int) *imaging.Image {
+		if m.W() != w || m.H() != h {
+			return imaging.Resize(m, w, h)
+		}
+		return m
+	}
+	if b.model != "dall-e-2" {
+		photo, err := backends.EncodePNG(fit(req.Image, w, h))
+		if err == nil && req.Mask != nil {
+			mask, err = backends.EncodeMask(fit(req.Mask, w, h), 0, 0, backends.MaskTransparent)
+		}
+		return photo, mask, w, h, err
+	}
+	if req.Feature == backends.FeatureMagicEraser && req.Mask == nil {
+		return nil, nil, 0, 0, fmt.Errorf("the magic eraser needs a mask")
+	}
+	img := fit(req.Image, w, h)
+	var clear func(x, y int) bool
+	if req.Mask == nil {
+		x0, y0, x1, y1 := Region(req.Feature)
+		clear = func(x, y int) bool {
+			fx, fy := (float64(x)+0.5)/float64(w), (float64(y)+0.5)/float64(h)
+			return fx >= x0 && fx < x1 && fy >= y0 && fy < y1
+		}
+	}
+	// Photo detail is 3 bytes a pixel at most and the alpha compresses to little,
+	// so 1024x1024 stays under the limit; a check costs nothing.
+	photo, err := backends.EncodePNGAlpha(img, clear, zlib.DefaultCompression)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	if len(photo) >= dallE2Limit {
+		return nil, nil, 0, 0, fmt.Errorf("the photo is a %.1f MB PNG at %dx%d, over dall-e-2's 4 MB; configure a smaller size", float64(len(photo))/1e6, w, h)
+	}
+	if req.Mask != nil {
+		if mask, err = backends.EncodeMask(fit(req.Mask, w, h), 0, 0, backends.MaskTransparent); err != nil {
+			return nil, nil, 0, 0, err
+		}
+	}
+	return photo, mask, w, h, nil
 }
 
 func (b *Backend) form(photo, mask []byte, req backends.Request, w, h int) ([]byte, string, error) {

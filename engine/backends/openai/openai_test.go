@@ -3,6 +3,8 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/porchlight/porchlight/engine/backends"
 	"github.com/porchlight/porchlight/engine/backends/backendtest"
 	"github.com/porchlight/porchlight/engine/backends/openai"
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 const key = "sk-test-openai-key"
@@ -58,8 +61,9 @@ func TestContractJSON(t *testing.T) {
 			}
 			return newBackend(t, fake.URL, e)
 		},
-		NoSeed:        true,
-		ServerCancels: true,
+		NoSeed:            true,
+		ServerCancels:     true,
+		RegionWithoutMask: true,
 	})
 }
 
@@ -133,6 +137,8 @@ func TestAuthAndClientErrors(t *testing.T) {
 func TestConfig(t *testing.T) {
 	for _, extra := range []map[string]any{
 		{"sizes": "big"}, {"quality": "ultra"}, {"response_format": "jpeg"}, {"partial_images": 9},
+		{"quality": "hd"}, {"model": "dall-e-2", "quality": "high"}, {"model": "gpt-image-1", "quality": "standard"},
+		{"model": "dall-e-2", "sizes": "1536x1024"},
 	} {
 		raw := map[string]any{"type": "openai", "url": "http://127.0.0.1:1"}
 		for k, v := range extra {
@@ -142,4 +148,78 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%v accepted", extra)
 		}
 	}
+}
+
+// dall-e-2 takes the photo as an RGBA PNG. Without the order's mask the feature's
+// region is transparent in the photo itself, the rest kept; with it, the mask goes
+// along.
+func TestDallE2Transparency(t *testing.T) {
+	fake := backendtest.NewOpenAI(t, key)
+	photo := backendtest.Photo(t, 300)
+	b := newBackend(t, fake.URL, map[string]any{"model": "dall-e-2", "sizes": "256x256", "quality": "standard"})
+	out, err := b.Edit(context.Background(), backends.Request{Feature: backends.FeatureDeclutter, Image: photo, Prompt: "clear the floor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := fake.Jobs()[0]
+	if !j.Masked || slices.Contains(j.Fields, "mask") {
+		t.Errorf("job %+v: the region belongs in the photo's transparency", j)
+	}
+	// Above the region the answer is the photo's; in it, the model's.
+	_, y0, _, _ := openai.Region(backends.FeatureDeclutter)
+	top := int(y0 * float64(photo.H()) * 0.8)
+	above := backendtest.RectMask(photo.W(), photo.H(), 0, 0, photo.W(), top)
+	if d := meanDiff(photo, out, above); d > 0.03 {
+		t.Errorf("above the region the answer moved by %.3f", d)
+	}
+	mask := backendtest.RectMask(photo.W(), photo.H(), 20, 20, 90, 90)
+	if _, err := b.Edit(context.Background(), backends.Request{Feature: backends.FeatureMagicEraser, Image: photo, Mask: mask, Prompt: "remove it"}); err != nil {
+		t.Fatal(err)
+	}
+	if j := fake.Jobs()[1]; !j.Masked || !slices.Contains(j.Fields, "mask") {
+		t.Errorf("job %+v", j)
+	}
+	if _, err := b.Edit(context.Background(), backends.Request{Feature: backends.FeatureMagicEraser, Image: photo, Prompt: "remove it"}); err == nil {
+		t.Error("the magic eraser ran without a mask")
+	}
+}
+
+// Even a photo of pure noise fits dall-e-2's 4 MB at 1024x1024 as an RGBA PNG.
+func TestDallE2SizeLimit(t *testing.T) {
+	fake := backendtest.NewOpenAI(t, key)
+	noise := imaging.New(1024, 1024, 3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range noise.Pix {
+		noise.Pix[i] = rng.Float32()
+	}
+	_, err := newBackend(t, fake.URL, map[string]any{"model": "dall-e-2", "sizes": "1024x1024"}).Edit(context.Background(),
+		backends.Request{Feature: backends.FeatureIndoorStaging, Image: noise, Prompt: "stage it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := fake.Jobs()[0]; j.Width != 1024 || j.Height != 1024 {
+		t.Errorf("sent at %dx%d", j.Width, j.Height)
+	}
+}
+
+// meanDiff is the mean absolute difference of a and b (resized to a) where m is set.
+func meanDiff(a, b, m *imaging.Image) float64 {
+	if !imaging.SameSize(a, b) {
+		b = imaging.Resize(b, a.W(), a.H())
+	}
+	var s float64
+	n := 0
+	for y := 0; y < a.H(); y++ {
+		ra, rb, rm := a.Row(y), b.Row(y), m.Row(y)
+		for x := 0; x < a.W(); x++ {
+			if rm[x] < 0.5 {
+				continue
+			}
+			for c := 0; c < 3; c++ {
+				s += math.Abs(float64(imaging.LinearToSRGB(ra[3*x+c]) - imaging.LinearToSRGB(rb[3*x+c])))
+				n++
+			}
+		}
+	}
+	return s / float64(max(n, 1))
 }
