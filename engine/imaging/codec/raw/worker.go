@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -33,10 +34,40 @@ var Timeout = 3 * time.Minute
 // ErrCrashed reports that LibRaw died (or hung) on the file.
 var ErrCrashed = errors.New("raw: LibRaw crashed or hung on this file")
 
+// MemoryLimit is the address space a worker may map beyond what it has at start: a
+// file crafted to make LibRaw allocate without bound fails instead of exhausting the
+// machine. Half-size development of a 120 MP raw needs about 1.5 GB.
+var MemoryLimit int64 = 4 << 30
+
+// The worker's limits travel in its environment, which holds nothing else: the
+// parent's environment carries API and model-server keys that a process parsing
+// hostile files has no business seeing.
+const (
+	limitMemoryEnv = "PORCHLIGHT_LIBRAW_MEMORY"
+	limitCPUEnv    = "PORCHLIGHT_LIBRAW_CPU"
+)
+
 func init() {
 	if os.Getenv(WorkerEnv) == "1" {
+		if err := applyLimits(os.Getenv(limitMemoryEnv), os.Getenv(limitCPUEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "raw worker:", err)
+			os.Exit(3)
+		}
 		os.Exit(serveWorker(os.Stdin, os.Stdout))
 	}
+}
+
+// workerCommand is the command line of one worker: this executable with only the
+// worker's own variables (CPU time a little over Timeout, so a spinning parser is
+// stopped by the kernel even if the parent's timer is late).
+func workerCommand(exe string) *exec.Cmd {
+	cmd := exec.Command(exe)
+	cmd.Env = []string{
+		WorkerEnv + "=1",
+		limitMemoryEnv + "=" + strconv.FormatInt(MemoryLimit, 10),
+		limitCPUEnv + "=" + strconv.FormatInt(int64(Timeout/time.Second)+1, 10),
+	}
+	return cmd
 }
 
 const (
@@ -166,8 +197,7 @@ func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 	if exePath == "" {
 		return inProcess()
 	}
-	cmd := exec.Command(exePath)
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
+	cmd := workerCommand(exePath)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("raw: worker stdin: %w", err)
