@@ -21,7 +21,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
 ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
-.PHONY: setup build run serve test test-short test-clean bench bench-anchors fuzz vet fmt package deb tarball test-package clean
+.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -69,6 +69,12 @@ test-clean:
 
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Hostile uploads through a real `porchlight serve`: peak resident memory, every
+# file's final state and reason, /healthz throughout; then orders under
+# engine.memory_mb 1024.
+bench-hostile: setup
+	bash scripts/bench-hostile.sh
 
 bench-anchors: setup
 	@missing=""; for p in $(ANCHOR_PACKAGES); do \
