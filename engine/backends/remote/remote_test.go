@@ -71,6 +71,7 @@ func TestContract(t *testing.T) {
 		New:            func(t testing.TB, extra map[string]any) backends.Backend { return newBackend(t, srv.URL, key, extra) },
 		RecipeOnServer: true,
 		ServerCancels:  true,
+		WaitsInClient:  true, // the remote server's IOPaint takes one job at a time
 	})
 }
 
