@@ -129,6 +129,7 @@ func runDoctor(ctx context.Context, cmd *cobra.Command, g *globalFlags, opt doct
 	server := probeServer(ctx, client, cfg.Listen)
 	out = append(out, checkDataDir(cfg.DataDir), checkDatabase(cfg.DataDir), checkListen(cfg.Listen, server))
 	out = append(out, checkBackends(ctx, client, cfg)...)
+	out = append(out, checkBackendNames(ctx, cfg, opt.timeout)...)
 	out = append(out, checkHotfolders(cfg)...)
 	return out
 }
