@@ -47,6 +47,7 @@ func NewOpenAI(t testing.TB, key string) *OpenAI {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/images/edits", f.edits)
 	mux.HandleFunc("GET /files/{name}", f.file)
+	mux.HandleFunc("GET /v1/models", f.models)
 	f.Server = httptest.NewServer(mux)
 	f.URL = f.Server.URL
 	t.Cleanup(f.Server.Close)
@@ -286,6 +287,21 @@ func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 		item = map[string]any{"url": f.URL + "/files/" + name}
 	}
 	writeJSON(w, map[string]any{"created": time.Now().Unix(), "data": []any{item}})
+}
+
+// OpenAIModels are the models GET /v1/models lists.
+var OpenAIModels = []string{"gpt-image-1", "dall-e-2", "dall-e-3", "gpt-4o"}
+
+func (f *OpenAI) models(w http.ResponseWriter, r *http.Request) {
+	if f.Key != "" && r.Header.Get("Authorization") != "Bearer "+f.Key {
+		openaiError(w, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", "Incorrect API key provided.")
+		return
+	}
+	var data []any
+	for _, m := range OpenAIModels {
+		data = append(data, map[string]any{"id": m, "object": "model", "created": 1698785189, "owned_by": "system"})
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": data})
 }
 
 func (f *OpenAI) file(w http.ResponseWriter, r *http.Request) {

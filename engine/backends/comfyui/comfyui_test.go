@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,29 @@ func TestConfigRefusals(t *testing.T) {
 	}
 	if err := b.(backends.FeatureChecker).CheckFeature(backends.FeatureOutdoorStaging); err == nil {
 		t.Error("a feature without a workflow was accepted")
+	}
+}
+
+// The checkpoint and every fixed choice of the workflows are checked against the
+// server's node types.
+func TestCheckNames(t *testing.T) {
+	fake := backendtest.NewComfyUI(t)
+	custom := filepath.Join(t.TempDir(), "custom.json")
+	os.WriteFile(custom, []byte(`{"1": {"class_type": "LoadImage", "inputs": {"image": "{{image}}"}},
+	  "2": {"class_type": "UltimateSDUpscale", "inputs": {"image": ["1", 0]}},
+	  "3": {"class_type": "SaveImage", "inputs": {"images": ["2", 0], "filename_prefix": "x"}}}`), 0o644)
+	b := newBackend(t, fake.URL, map[string]any{"model": "sdxl.safetensors",
+		"workflows": map[string]any{"indoor_staging": "workflows/img2img.json", "declutter": custom}})
+	nc, err := b.(backends.NameChecker).CheckNames(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"node type UltimateSDUpscale (node 2 of custom.json) is not installed on the server",
+		`ckpt_name "sdxl.safetensors" (node 1 of img2img.json) is not on the server; it has: realisticVision_v51.safetensors, sd_xl_base_1.0.safetensors`}
+	if len(nc.Missing) != 2 || !strings.HasPrefix(nc.Missing[0], want[0]) || !strings.HasPrefix(nc.Missing[1], want[1]) {
+		t.Errorf("missing %q", nc.Missing)
+	}
+	if !slices.Contains(nc.Found, `sampler_name "dpmpp_2m"`) || !slices.Contains(nc.Found, `scheduler "karras"`) {
+		t.Errorf("found %q", nc.Found)
 	}
 }

@@ -268,3 +268,16 @@ func TestSecondOrderSamplerSteps(t *testing.T) {
 		t.Errorf("%d reports %v", n, log.seen)
 	}
 }
+
+func TestCheckNames(t *testing.T) {
+	fake := backendtest.NewIOPaint(t)
+	nc, err := newBackend(t, fake.URL, map[string]any{"sampler": "Euler b"}).(backends.NameChecker).CheckNames(context.Background())
+	if err != nil || len(nc.Missing) != 1 || !strings.Contains(nc.Missing[0], `sampler "Euler b" is not on the server; it has: DPM++ 2M,`) ||
+		len(nc.Found) != 1 || !strings.Contains(nc.Found[0], "stable-diffusion-inpainting") {
+		t.Errorf("%+v %v", nc, err)
+	}
+	nc, err = newBackend(t, fake.URL, map[string]any{"sampler": "Euler a"}).(backends.NameChecker).CheckNames(context.Background())
+	if err != nil || len(nc.Missing) != 0 || len(nc.Found) != 2 {
+		t.Errorf("%+v %v", nc, err)
+	}
+}

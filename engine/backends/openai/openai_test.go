@@ -223,3 +223,13 @@ func meanDiff(a, b, m *imaging.Image) float64 {
 	}
 	return s / float64(max(n, 1))
 }
+
+func TestCheckNames(t *testing.T) {
+	fake := backendtest.NewOpenAI(t, key)
+	for model, ok := range map[string]bool{"dall-e-2": true, "gpt-image-9": false} {
+		nc, err := newBackend(t, fake.URL+"/v1", map[string]any{"model": model}).(backends.NameChecker).CheckNames(context.Background())
+		if err != nil || (len(nc.Missing) == 0) != ok || (!ok && !strings.Contains(nc.Missing[0], "gpt-image-1, dall-e-2")) {
+			t.Errorf("%s: %+v %v", model, nc, err)
+		}
+	}
+}
