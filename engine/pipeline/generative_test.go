@@ -69,7 +69,7 @@ func fakeBackends(t *testing.T, p *Pipeline) map[string]interface{ Set(backendte
 		}
 		return b
 	}
-	cb := mk(comfyui.New(spec(t, "comfyui", comfy.URL, map[string]any{"model": "m.safetensors", "poll_interval": "10ms",
+	cb := mk(comfyui.New(spec(t, "comfyui", comfy.URL, map[string]any{"model": "realisticVision_v51.safetensors", "poll_interval": "10ms",
 		"workflows": map[string]any{"indoor_staging": "../backends/comfyui/workflows/img2img.json"}})))
 	ab := mk(a1111.New(spec(t, "a1111", sd.URL, map[string]any{"progress_interval": "10ms"})))
 	ib := mk(iopaint.New(spec(t, "iopaint", iop.URL, nil)))
@@ -433,7 +433,7 @@ func TestIndoorPrompt(t *testing.T) {
 func TestRoomClassifier(t *testing.T) {
 	comfy := backendtest.NewComfyUI(t)
 	sd := backendtest.NewA1111(t)
-	cb, err := comfyui.New(spec(t, "comfyui", comfy.URL, map[string]any{"model": "m.safetensors", "poll_interval": "10ms",
+	cb, err := comfyui.New(spec(t, "comfyui", comfy.URL, map[string]any{"model": "realisticVision_v51.safetensors", "poll_interval": "10ms",
 		"workflows": map[string]any{"indoor_staging": "../backends/comfyui/workflows/img2img.json"}}))
 	if err != nil {
 		t.Fatal(err)
