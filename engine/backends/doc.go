@@ -16,9 +16,10 @@
 //
 // This package holds what the adapters share: the request and the interface, the
 // configuration of one backend (Spec), the Registry, an HTTP caller with timeouts
-// and retries (5xx, 429 and connection errors are retried with backoff, other 4xx
-// never), and the image codings the protocols use (8-bit sRGB PNG photos, masks as
-// gray, alpha-inverted or white-on-transparent PNGs, answers decoded and checked).
+// and retries (reads after 5xx, 429 and connection errors; a request that starts a
+// job only when it provably did not start), and the image codings the protocols use
+// (8-bit sRGB PNG photos, RGBA where an endpoint needs alpha, masks as gray,
+// alpha-inverted or white-on-transparent PNGs, answers decoded and checked).
 //
 // Adapters return what the model produced; they never fall back to the input. The
 // pipeline's generative steps build the prompts, check the answer and bring it back
