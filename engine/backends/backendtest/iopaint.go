@@ -48,6 +48,28 @@ type IOPaint struct {
 
 	sockMu  sync.Mutex
 	sockets map[*sioConn]bool
+
+	runMu         sync.Mutex
+	running, most int
+}
+
+// MostAtOnce is the largest number of jobs that ran at the same time.
+func (f *IOPaint) MostAtOnce() int {
+	f.runMu.Lock()
+	defer f.runMu.Unlock()
+	return f.most
+}
+
+func (f *IOPaint) begin() func() {
+	f.runMu.Lock()
+	f.running++
+	f.most = max(f.most, f.running)
+	f.runMu.Unlock()
+	return func() {
+		f.runMu.Lock()
+		f.running--
+		f.runMu.Unlock()
+	}
 }
 
 type sioConn struct {
@@ -168,6 +190,7 @@ func (f *IOPaint) inpaint(w http.ResponseWriter, r *http.Request) {
 	job := f.record(Job{Prompt: req.Prompt, Negative: req.NegativePrompt, Seed: req.Seed, Steps: req.Steps,
 		Strength: req.Strength, Guidance: req.Guidance, Width: img.Bounds().Dx(), Height: img.Bounds().Dy(),
 		Masked: mask != nil, Sampler: req.Sampler, Fields: names}, OutcomeRunning)
+	defer f.begin()()
 	gone := r.Context().Done()
 	if sc.DropAnswer {
 		// The connection goes; IOPaint's handler runs on.
