@@ -73,7 +73,7 @@ func DefaultOptions() Options {
 		ExposureOptimum: 0.5, ExposureWidth: 0.2,
 		ClipKnee:    1,
 		DetailPower: 4, DetailLevels: 3,
-		WindowPull: 0.15,
+		WindowPull: 0.10,
 		Deghost:    1,
 	}
 }
