@@ -5,9 +5,10 @@
 //     (windows) and the next darker bracket still shows something, the local
 //     brightness moves towards a fusion of the darker brackets only, through a mask
 //     that follows the clipped region itself, so the view outside comes down and
-//     nothing changes in the room. The default strength, 0.15, keeps MEF-SSIM above
-//     enfuse's and OpenCV's on every test set (the metric prefers the blown bracket's
-//     silhouettes: at 0.25 the handheld phone set falls below OpenCV's); the
+//     nothing changes in the room. The default strength, 0.10, keeps MEF-SSIM above
+//     enfuse's and OpenCV's on every test set, also after the delivery's JPEG (the
+//     metric prefers the blown bracket's silhouettes: at 0.25 the handheld phone set
+//     falls below OpenCV's, at 0.15 house_interior_kim's JPEG does); the
 //     well-exposedness weight already takes window detail from the darker brackets;
 //   - deghosting: where a bracket disagrees with the reference after exposure
 //     normalization (people, leaves, curtains), its weight drops and, for the coarse
