@@ -40,6 +40,7 @@ const (
 	maxDeviation = 1.5  // cap of a cell's log deviation from the global illuminant
 	localShrinkK = 10.0 // evidence (pixels) at which a cell's deviation gets half weight
 	fieldRounds  = 3    // rounds of the local field
+	offLocus     = 0.35 // most a local deviation may leave the Planckian locus (log)
 	fadeLo       = 0.93 // the correction fades out between these maximum channels
 	fadeHi       = 0.995
 )
@@ -382,10 +383,13 @@ func (e *estimator) cells(dev, prev, wt []float64) {
 				// Little evidence: the global light; a large deviation: capped, since
 				// a cell that differs that much is more likely a coloured surface.
 				s := evidence / (evidence + localShrinkK)
+				var d [3]float64
 				for c := range 3 {
-					d := math.Log(est[c])
-					d = math.Max(-maxDeviation, math.Min(maxDeviation, d))
-					dev[k*3+c] = s * d
+					d[c] = math.Max(-maxDeviation, math.Min(maxDeviation, math.Log(est[c])))
+				}
+				d = alongLocus(d)
+				for c := range 3 {
+					dev[k*3+c] = s * d[c]
 				}
 				wt[k] = s + 1e-3
 			}
@@ -429,6 +433,27 @@ func (e *estimator) smooth(dev, wt, sm, sw []float64, last bool) {
 		copy(dev, sm)
 		copy(wt, sw)
 	}
+}
+
+// locusR and locusB are the direction in which lights differ between a window and
+// a lamp, in log chroma (log r/g, log b/g): from 6500 K to 2700 K on the Planckian
+// locus, normalised.
+const locusR, locusB = 0.484, -0.875
+
+// alongLocus keeps a cell's log deviation along the Planckian locus and caps what
+// leaves it: rooms are lit by daylight, tungsten and LEDs, which differ from blue to
+// amber (their mixtures, made in linear light, bend off the line a little), while a
+// large green or magenta deviation is far more often a plant, a painted wall or the
+// view through a window than the light.
+func alongLocus(d [3]float64) [3]float64 {
+	r, b := d[0]-d[1], d[2]-d[1]
+	p := r*locusR + b*locusB
+	or, ob := r-p*locusR, b-p*locusB
+	if m := math.Hypot(or, ob); m > offLocus {
+		or, ob = or*offLocus/m, ob*offLocus/m
+	}
+	r, b = p*locusR+or, p*locusB+ob
+	return [3]float64{d[1] + r, d[1], d[1] + b}
 }
 
 func yNorm(s [3]float64, n float64) float64 {

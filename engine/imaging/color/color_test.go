@@ -101,8 +101,8 @@ func TestInvarianceUnderLight(t *testing.T) {
 	so, sn := colortest.Summarize(ours), colortest.Summarize(none)
 	t.Logf("all: ours mean %.2f p95 %.2f, uncorrected mean %.2f p95 %.2f; chroma at 6500 K %.1f, corrected %.1f",
 		so.Mean, so.P95, sn.Mean, sn.P95, chromaIn, chromaOut)
-	// Measured: 1.23 against 11.18 uncorrected, p95 5.85 against 26.68, chroma
-	// kept at 78 % (the photos' own casts go too); the bounds leave room for
+	// Measured: 1.39 against 11.18 uncorrected, p95 6.47 against 26.68, chroma
+	// kept at 77 % (the photos' own casts go too); the bounds leave room for
 	// rounding, not for regressions.
 	if so.Mean > 0.15*sn.Mean || so.Mean > 1.6 {
 		t.Errorf("invariance: mean CIEDE2000 %.2f, uncorrected %.2f", so.Mean, sn.Mean)
