@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -20,18 +21,66 @@ var officeFrames = []string{"IMG_6961.JPG", "IMG_6963.JPG", "IMG_6965.JPG"}
 // its frames: the fisheye it was shot with matches no calibrated profile.
 var officeShot = lens.Shot{Make: "Canon", Model: "Canon EOS 5D Mark II", LensModel: "EF16-35mm f/4L IS USM", Focal: 16, Aperture: 8}
 
-// calibratedOffice writes copies of the office frames that name officeShot's lens.
+// calibratedOffice writes copies of the office frames that name officeShot's lens:
+// the camera's own JPEG data (so brackets decode to their 8-bit codes, as camera
+// files do) with its EXIF segment replaced by one that names the lens.
 func calibratedOffice(b *testing.B) []string {
 	b.Helper()
+	meta := codec.Meta{Make: officeShot.Make, Model: officeShot.Model, LensModel: officeShot.LensModel,
+		FocalLength: officeShot.Focal, FNumber: officeShot.Aperture, ISO: 100}
 	dir := b.TempDir()
 	var paths []string
 	for _, name := range officeFrames {
-		img := decodeFile(b, testphotos.Path(b, "brackets", "office_fisheye_5dmk2", name))
+		data, err := os.ReadFile(testphotos.Path(b, "brackets", "office_fisheye_5dmk2", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := jpegSegment(data, 0xE1, "Exif\x00\x00")
+		if old == nil {
+			b.Fatalf("%s has no EXIF segment", name)
+		}
+		// Keep each frame's own exposure: alignment and fusion read it.
+		f, _ := os.Open(testphotos.Path(b, "brackets", "office_fisheye_5dmk2", name))
+		st, _ := f.Stat()
+		m, err := codec.ReadMeta(f, st.Size())
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fm := meta
+		fm.ExposureTime = m.ExposureTime
+		var enc bytes.Buffer
+		if err := codec.Encode(&enc, imaging.New(8, 8, 3), codec.EncodeOptions{Format: "jpeg", Meta: &fm}); err != nil {
+			b.Fatal(err)
+		}
+		seg := jpegSegment(enc.Bytes(), 0xE1, "Exif\x00\x00")
+		if seg == nil {
+			b.Fatal("the encoder wrote no EXIF segment")
+		}
+		out := append(append(append([]byte(nil), data[:bytes.Index(data, old)]...), seg...), data[bytes.Index(data, old)+len(old):]...)
 		path := filepath.Join(dir, name)
-		writeShot(b, path, img, officeShot)
+		if err := os.WriteFile(path, out, 0o600); err != nil {
+			b.Fatal(err)
+		}
 		paths = append(paths, path)
 	}
 	return paths
+}
+
+// jpegSegment returns the first marker segment of kind marker whose payload starts
+// with prefix, marker and length included.
+func jpegSegment(data []byte, marker byte, prefix string) []byte {
+	for i := 2; i+4 <= len(data) && data[i] == 0xFF; {
+		m, n := data[i+1], int(data[i+2])<<8|int(data[i+3])
+		if m == 0xDA || i+2+n > len(data) {
+			return nil
+		}
+		if m == marker && bytes.HasPrefix(data[i+4:i+2+n], []byte(prefix)) {
+			return data[i : i+2+n]
+		}
+		i += 2 + n
+	}
+	return nil
 }
 
 // BenchmarkLensStep3x21MP is the lens step on three 21 MP brackets held as 8-bit

@@ -115,6 +115,15 @@ func TestLensCorrectionStraightensLenses(t *testing.T) {
 			if after.P95 > 0.2*before.P95 {
 				t.Errorf("%s %s: %.3f%% of the diagonal left, %.3f%% before", rel[1], l.name, after.P95, before.P95)
 			}
+			if i == 0 {
+				// As brackets: held as 8-bit codes, corrected before alignment and merged.
+				out, res := developFiles(t, p, path+"-brackets", path, path, path)
+				merged := flowtest.Residual(straight, out)
+				t.Logf("%-26s %-24s as 3 brackets: p95 %.3f%% of the diagonal, notes %q", rel[1], l.name, merged.P95, res.Notes)
+				if merged.P95 > 0.2*before.P95 {
+					t.Errorf("%s %s as brackets: %.3f%% left, %.3f%% before", rel[1], l.name, merged.P95, before.P95)
+				}
+			}
 		}
 	}
 }

@@ -141,21 +141,43 @@ func place(sx, sy float32, w, h, stride, ch int) at {
 // more detail at 100 %, but reads four times the samples, and the step's share of
 // develop's time matters more; alignment warps bilinearly too.
 
+// lin8 maps 8-bit codes to linear light in 15-bit fixed point: the 8-bit sampler
+// works in integers, as positions in 1/256 pixel and the gain in 1/4096.
+var lin8 = func() (t [256]int) {
+	for i := range t {
+		t[i] = int(imaging.Decode8(uint8(i))*(1<<15) + 0.5)
+	}
+	return
+}()
+
 func sample8(src *imaging.Image, m []float32, out []uint8) {
 	w, h, s := src.W(), src.H(), src.Stride
 	p := src.Pix8
+	fw, fh := float32(w-1), float32(h-1)
 	for x := 0; x < len(out)/3; x++ {
 		mp := m[x*7 : x*7+7 : x*7+7]
-		g := mp[6]
+		gi := int(mp[6]*4096 + 0.5)
 		o := out[x*3 : x*3+3 : x*3+3]
 		for ch := 0; ch < 3; ch++ {
-			a := place(mp[2*ch], mp[2*ch+1], w, h, s, ch)
-			q := p[a.off : a.off+a.dy+a.dx+1 : a.off+a.dy+a.dx+1]
-			v00, v01 := dec8[q[0]], dec8[q[a.dx]]
-			v10, v11 := dec8[q[a.dy]], dec8[q[a.dy+a.dx]]
-			top := v00 + a.fx*(v01-v00)
-			bot := v10 + a.fx*(v11-v10)
-			o[ch] = encode8((top + a.fy*(bot-top)) * g)
+			sx := int(min(max(mp[2*ch], 0), fw)*256 + 0.5)
+			sy := int(min(max(mp[2*ch+1], 0), fh)*256 + 0.5)
+			x0, y0, fx, fy := sx>>8, sy>>8, sx&255, sy&255
+			off := y0*s + x0*3 + ch
+			dx, dy := 3, s
+			if x0+1 >= w {
+				dx = 0
+			}
+			if y0+1 >= h {
+				dy = 0
+			}
+			q := p[off : off+dy+dx+1 : off+dy+dx+1]
+			v00, v01, v10, v11 := lin8[q[0]], lin8[q[dx]], lin8[q[dy]], lin8[q[dy+dx]]
+			top := v00<<8 + fx*(v01-v00)
+			bot := v10<<8 + fx*(v11-v10)
+			v := (top<<8 + fy*(bot-top)) >> 16 // 15-bit linear
+			// Linear light to enc8's 1/16384 steps, gain applied and rounded.
+			i := (v*gi + 1<<12) >> 13
+			o[ch] = enc8[min(max(i, 0), enc8Steps)]
 		}
 	}
 }

@@ -1,6 +1,11 @@
 package lens
 
-import "testing"
+import (
+	"image"
+	"testing"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
 
 // BenchmarkPrepare21MP is matching and the map's grid for a 21 MP frame.
 func BenchmarkPrepare21MP(b *testing.B) {
@@ -11,4 +16,26 @@ func BenchmarkPrepare21MP(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkApply21MP8bit is one 21 MP bracket held as 8-bit codes, resampled.
+func BenchmarkApply21MP8bit(b *testing.B) {
+	needDB(b)
+	w, h := 5616, 3744
+	src := &imaging.Image{Pix8: imaging.MakePixels[uint8](w * h * 3), Stride: w * 3, C: 3, Rect: image.Rect(0, 0, w, h)}
+	for i := range src.Pix8 {
+		src.Pix8[i] = uint8(i * 7)
+	}
+	c, err := Prepare(estateLenses[0].shot, w, h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Apply(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(w*h), "ns/px")
 }
