@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"os"
 	"testing"
 
@@ -46,5 +47,52 @@ func TestXMPValue(t *testing.T) {
 	x = []byte(`<x:xmpmeta><xmp:CreatorTool>darktable 4.2</xmp:CreatorTool></x:xmpmeta>`)
 	if v := xmpValue(x, "xmp:CreatorTool"); v != "darktable 4.2" {
 		t.Errorf("element CreatorTool %q", v)
+	}
+}
+
+// TestCanonMakerNoteDistortion turns the office frame's in-camera distortion
+// correction on in a copy (Canon's VignettingCorr record) and reads it back.
+func TestCanonMakerNoteDistortion(t *testing.T) {
+	data, err := os.ReadFile(testphotos.Path(t, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(data)
+	h, err := readHeader(r, int64(len(data)))
+	if err != nil || h.jpeg == nil || h.jpeg.exifOff == 0 {
+		t.Fatalf("no EXIF: %v", err)
+	}
+	tf, err := openTIFF(r, h.jpeg.exifOff, h.jpeg.exifLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, _ := tf.readIFD(tf.ifd0)
+	e, _ := d0.find(tagExifIFD)
+	off, _ := tf.uint(e)
+	ex, _ := tf.readIFD(off)
+	mn, ok := ex.find(0x927C)
+	if !ok {
+		t.Fatal("no maker notes")
+	}
+	d, err := tf.readIFD(tf.bo.Uint32(mn.Val[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, ok := d.find(0x4015)
+	if !ok {
+		t.Fatal("no VignettingCorr record")
+	}
+	at := h.jpeg.exifOff + int64(tf.bo.Uint32(vc.Val[:])) + 6
+	if data[at] != 0 || data[at+1] != 0 {
+		t.Fatalf("DistortionCorrection already set: % x", data[at:at+2])
+	}
+	if li, _ := ReadLensInfo(r, int64(len(data))); li.CameraCorrected != "" {
+		t.Fatalf("as shot: %+v", li)
+	}
+	on := append([]byte(nil), data...)
+	tf.bo.PutUint16(on[at:], 1)
+	li, err := ReadLensInfo(bytes.NewReader(on), int64(len(on)))
+	if err != nil || li.CameraCorrected != "Canon DistortionCorrection" {
+		t.Fatalf("with correction on: %+v, %v", li, err)
 	}
 }
