@@ -104,7 +104,13 @@ func database() (*C.lfDatabase, error) {
 			dbErr = ErrNoDatabase
 			return
 		}
-		if C.lf_db_load(d) != C.LF_NO_ERROR || C.lf_db_get_lenses(d) == nil {
+		// lf_db_load fails without data files; an empty lens list means the same.
+		if C.lf_db_load(d) != C.LF_NO_ERROR {
+			C.lf_db_destroy(d)
+			dbErr = ErrNoDatabase
+			return
+		}
+		if l := C.lf_db_get_lenses(d); l == nil || *l == nil {
 			C.lf_db_destroy(d)
 			dbErr = ErrNoDatabase
 			return
