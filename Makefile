@@ -21,7 +21,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
 ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
-.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile fuzz vet fmt package deb tarball test-package clean
+.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile bench-color fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -75,6 +75,11 @@ bench: setup
 # engine.memory_mb 1024.
 bench-hostile: setup
 	bash scripts/bench-hostile.sh
+
+# Colour correction beside OpenCV's grey-world and learning-based white balance
+# (needs python3-opencv, an anchor package), with a contact sheet of the interiors.
+bench-color: setup
+	SHEET=docs/color-contact-sheet.jpg bash scripts/bench-color.sh
 
 bench-anchors: setup
 	@missing=""; for p in $(ANCHOR_PACKAGES); do \
