@@ -21,7 +21,7 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
 ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
 
-.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile bench-color fuzz vet fmt package deb tarball test-package clean
+.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile bench-color anchor-setup fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -78,10 +78,11 @@ bench-hostile: setup
 
 # Colour correction beside OpenCV's grey-world and learning-based white balance
 # (needs python3-opencv, an anchor package), with a contact sheet of the interiors.
-bench-color: setup
+bench-color: anchor-setup
 	SHEET=docs/color-contact-sheet.jpg bash scripts/bench-color.sh
 
-bench-anchors: setup
+# The anchor tools, installed only for the benchmarks that compare against them.
+anchor-setup: setup
 	@missing=""; for p in $(ANCHOR_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
@@ -89,6 +90,8 @@ bench-anchors: setup
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+bench-anchors: anchor-setup
 	bash scripts/bench-anchors.sh
 
 vet:
