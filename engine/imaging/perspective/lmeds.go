@@ -8,7 +8,7 @@ import (
 // refineLMedS polishes a vertical vanishing direction by least weighted median of
 // squares: among directions within a degree and a half of v0, it picks the one whose
 // correction leaves the length-weighted median of |tilt| over the near-vertical
-// segments smallest. The median ignores up to half the weight in outliers (curtain
+// segments smallest (smoothed: the mean of the 40 to 60 per cent quantiles). The median ignores up to half the weight in outliers (curtain
 // folds, furniture, clutter) where least squares is pulled toward them, and it
 // optimizes exactly what a viewer sees: how vertical the verticals end up.
 func refineLMedS(obs []lineObs, v0 [3]float64) [3]float64 {
@@ -43,9 +43,9 @@ func refineLMedS(obs []lineObs, v0 [3]float64) [3]float64 {
 
 type wt struct{ t, w float64 }
 
-// lmedsCost returns the weighted median of |tan tilt| after correcting for v and, as a
-// tie-break on the median's plateaus, the weighted mean of |tan tilt| capped at 2
-// degrees.
+// lmedsCost returns the smoothed weighted median of |tan tilt| after correcting for v
+// and, as a tie-break on the median's plateaus, the weighted mean of |tan tilt|
+// capped at 2 degrees.
 func lmedsCost(obs []lineObs, v [3]float64, sc []wt) (float64, float64) {
 	r := rotationBetween(v, [3]float64{0, 1, 0}, 1)
 	const capTan = 0.0349 // tan 2 degrees
@@ -64,14 +64,21 @@ func lmedsCost(obs []lineObs, v [3]float64, sc []wt) (float64, float64) {
 		capped += obs[i].weight * math.Min(t, capTan)
 	}
 	sort.Slice(sc, func(i, j int) bool { return sc[i].t < sc[j].t })
-	acc := 0.0
+	// The mean of the quantiles from 40 to 60 per cent: a median that one segment
+	// more or less, found by another detector, does not move by a jump.
+	lo, hi := 0.4*total, 0.6*total
+	acc, sum := 0.0, 0.0
 	for _, e := range sc {
+		a, b := math.Max(acc, lo), math.Min(acc+e.w, hi)
+		if b > a {
+			sum += (b - a) * e.t
+		}
 		acc += e.w
-		if acc >= total/2 {
-			return e.t, capped / total
+		if acc >= hi {
+			break
 		}
 	}
-	return sc[len(sc)-1].t, capped / total
+	return sum / (hi - lo), capped / total
 }
 
 func rot(r [9]float64, p [3]float64) [3]float64 {
