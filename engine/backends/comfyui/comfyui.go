@@ -450,38 +450,53 @@ func (b *Backend) fetchResult(ctx context.Context, wf *workflow, e *historyEntry
 // follows the /queue that showed ours running, as close as the protocol allows:
 // an older server stops whatever runs by then.
 func (b *Backend) cancelPrompt(ctx context.Context, id, clientID string, answered bool) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.spec.Timeout)
+	if b.takeBack(cctx, id, clientID, answered, 10) || answered {
+		cancel()
+		return
+	}
+	// Unanswered, it may reach the queue later (the server validates it first):
+	// keep looking a while, without holding up the job's end.
+	go func() {
+		defer cancel()
+		b.takeBack(cctx, id, clientID, false, 100)
+	}()
+}
+
+// takeBack looks for our prompt up to looks times; done says it is off the queue
+// and not running, or was interrupted and ended.
+func (b *Backend) takeBack(ctx context.Context, id, clientID string, answered bool, looks int) (done bool) {
 	t := time.NewTicker(b.poll)
 	defer t.Stop()
 	interrupted := false
-	// An unanswered prompt may still be on its way into the queue: look a few times.
-	for looks := 0; looks < 10; looks++ {
-		running, pending, err := b.findPrompt(cctx, id, clientID)
+	for ; looks > 0; looks-- {
+		running, pending, err := b.findPrompt(ctx, id, clientID)
 		if err != nil {
-			return
+			return true
 		}
 		switch {
 		case running != "" && !interrupted:
 			if body, err := backends.JSONBody(map[string]any{"prompt_id": running}); err == nil {
-				b.call.Do(cctx, backends.Call{Op: "interrupt the prompt", Method: http.MethodPost, Path: "/interrupt",
+				b.call.Do(ctx, backends.Call{Op: "interrupt the prompt", Method: http.MethodPost, Path: "/interrupt",
 					Body: body, ContentType: "application/json", Retry: backends.RetryNever})
 			}
 			interrupted = true
 		case len(pending) > 0:
 			if body, err := backends.JSONBody(map[string]any{"delete": pending}); err == nil {
-				b.call.Do(cctx, backends.Call{Op: "remove the prompt from the queue", Method: http.MethodPost, Path: "/queue",
+				b.call.Do(ctx, backends.Call{Op: "remove the prompt from the queue", Method: http.MethodPost, Path: "/queue",
 					Body: body, ContentType: "application/json", Retry: backends.RetryNever})
 			}
+			answered = true // it was in the queue: once gone, it is gone
 		case running == "" && (answered || interrupted):
-			return // ended, or never queued
+			return true
 		}
 		select {
-		case <-cctx.Done():
-			return
+		case <-ctx.Done():
+			return true
 		case <-t.C:
 		}
 	}
+	return false
 }
 
 // findPrompt reads GET /queue for our prompt: the id it runs under, or those it
