@@ -12,48 +12,82 @@ import (
 // positions and multiplies them by the vignetting gain there. src must be W×H with 3
 // channels.
 func (c *Correction) Apply(src *imaging.Image) (*imaging.Image, error) {
-	if src.W() != c.W || src.H() != c.H || src.C != 3 {
-		return nil, fmt.Errorf("lens: the correction is for %dx%d RGB, the frame is %dx%d with %d channels",
-			c.W, c.H, src.W(), src.H(), src.C)
-	}
-	if err := src.CheckBuffer(); err != nil {
+	out, err := c.ApplyAll([]*imaging.Image{src})
+	if err != nil {
 		return nil, err
 	}
+	return out[0], nil
+}
+
+// ApplyAll corrects brackets that share the lens in one pass, as Apply does each:
+// every row's map, and for 8-bit codes its sample positions, are worked out once and
+// used for all of them. It holds all the corrected copies at once, so callers pass
+// together only frames whose copies fit beside the originals (8-bit brackets).
+func (c *Correction) ApplyAll(srcs []*imaging.Image) ([]*imaging.Image, error) {
 	w, h := c.W, c.H
-	dst := &imaging.Image{Stride: w * 3, C: 3, Rect: src.Rect}
-	switch {
-	case src.Pix8 != nil:
-		dst.Pix8 = imaging.MakePixels[uint8](w * h * 3)
-	case src.Pix16 != nil:
-		dst.Pix16 = imaging.MakePixels[uint16](w * h * 3)
-	default:
-		dst.Pix = imaging.MakePixels[float32](w * h * 3)
+	dsts := make([]*imaging.Image, len(srcs))
+	all8 := true
+	for i, src := range srcs {
+		if src.W() != w || src.H() != h || src.C != 3 {
+			return nil, fmt.Errorf("lens: the correction is for %dx%d RGB, the frame is %dx%d with %d channels",
+				w, h, src.W(), src.H(), src.C)
+		}
+		if err := src.CheckBuffer(); err != nil {
+			return nil, err
+		}
+		dst := &imaging.Image{Stride: w * 3, C: 3, Rect: src.Rect}
+		switch {
+		case src.Pix8 != nil:
+			dst.Pix8 = imaging.MakePixels[uint8](w * h * 3)
+		case src.Pix16 != nil:
+			dst.Pix16 = imaging.MakePixels[uint16](w * h * 3)
+		default:
+			dst.Pix = imaging.MakePixels[float32](w * h * 3)
+		}
+		all8 = all8 && src.Pix8 != nil && src.Stride == w*3 && w >= 2 && h >= 2
+		dsts[i] = dst
 	}
 	nw := imaging.Workers()
 	maps := make([][]float32, nw) // per worker: one output row's map, 7 floats a pixel
 	rows := make([][]float32, nw) // per worker: one linear output row (16-bit storage)
 	gridRows := make([][]float32, nw)
+	taps := make([][]tap8, nw) // per worker: one row's 8-bit sample positions
+	gains := make([][]int32, nw)
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		if maps[worker] == nil {
 			maps[worker] = make([]float32, w*7)
 			rows[worker] = make([]float32, w*3)
 			gridRows[worker] = make([]float32, c.gw*7)
+			if all8 {
+				taps[worker] = make([]tap8, w*3)
+				gains[worker] = make([]int32, w)
+			}
 		}
-		m, lin, gr := maps[worker], rows[worker], gridRows[worker]
+		m, lin, gr, tp, gn := maps[worker], rows[worker], gridRows[worker], taps[worker], gains[worker]
 		for y := y0; y < y1; y++ {
+			if all8 {
+				c.place8(y, gr, w, h, tp, gn)
+				for i, src := range srcs {
+					sample8(src.Pix8, w*3, tp, gn, dsts[i].Pix8[y*w*3:(y+1)*w*3])
+				}
+				continue
+			}
 			c.mapRow(y, gr, m)
-			switch {
-			case src.Pix8 != nil:
-				sample8(src, m, dst.Pix8[y*dst.Stride:y*dst.Stride+w*3])
-			case src.Pix16 != nil:
-				sample16(src, m, lin)
-				dst.PutLinearRow(y, lin)
-			default:
-				sampleF(src, m, dst.Pix[y*dst.Stride:y*dst.Stride+w*3])
+			for i, src := range srcs {
+				dst := dsts[i]
+				switch {
+				case src.Pix8 != nil:
+					sample8Slow(src, m, dst.Pix8[y*dst.Stride:y*dst.Stride+w*3])
+				case src.Pix16 != nil:
+					sample16(src, m, lin)
+					dst.PutLinearRow(y, lin)
+				default:
+					sampleF(src, m, dst.Pix[y*dst.Stride:y*dst.Stride+w*3])
+				}
 			}
 		}
 	})
-	return dst, nil
+	return dsts, nil
 }
 
 // mapRow interpolates the grid into row y's map: first between the two grid rows
@@ -150,7 +184,90 @@ var lin8 = func() (t [256]int) {
 	return
 }()
 
-func sample8(src *imaging.Image, m []float32, out []uint8) {
+// tap8 is one output sample's source: the index of the top-left of its four codes
+// and the weights of the right and lower ones in 1/256. At the frame's last column or
+// row the block steps back one and the weight is 256, so every block lies inside.
+type tap8 struct {
+	off    int32
+	fx, fy uint16
+}
+
+// place8 works out row y's sample positions for frames of w×h 8-bit RGB codes (w, h
+// at least 2), and each pixel's vignetting gain in 1/4096, straight from the grid:
+// between two nodes the positions step by a constant, in 1/65536 pixel, so a pixel
+// costs integer adds and shifts. gr is scratch for one grid row.
+func (c *Correction) place8(y int, gr []float32, w, h int, tp []tap8, gain []int32) {
+	gw := c.gw
+	j := y / gridStep
+	fy := float32(y-j*gridStep) / gridStep
+	j1 := min(j+1, c.gh-1)
+	a, b := c.grid[j*gw*7:(j+1)*gw*7], c.grid[j1*gw*7:(j1+1)*gw*7]
+	for k := range gr {
+		gr[k] = a[k] + fy*(b[k]-a[k])
+	}
+	s := w * 3
+	xMax, yMax := int64(w-1)<<16, int64(h-1)<<16
+	for i := 0; i*gridStep < w; i++ {
+		n0 := gr[i*7 : i*7+7 : i*7+7]
+		n1 := n0
+		if i+1 < gw {
+			n1 = gr[(i+1)*7 : (i+1)*7+7 : (i+1)*7+7]
+		}
+		var v, d [7]int64
+		for q := 0; q < 6; q++ {
+			v[q] = int64(n0[q] * 65536)
+			d[q] = int64((n1[q] - n0[q]) * (65536 / gridStep))
+		}
+		v[6] = int64(n0[6] * 4096 * 65536)
+		d[6] = int64((n1[6] - n0[6]) * (4096 * 65536 / gridStep))
+		x0 := i * gridStep
+		for k := 0; k < gridStep && x0+k < w; k++ {
+			x := x0 + k
+			gain[x] = int32((v[6] + 1<<15) >> 16)
+			t := tp[x*3 : x*3+3 : x*3+3]
+			for ch := 0; ch < 3; ch++ {
+				px := (min(max(v[2*ch], 0), xMax) + 128) >> 8 // 1/256 pixel, rounded
+				py := (min(max(v[2*ch+1], 0), yMax) + 128) >> 8
+				sx, fx := int(px>>8), uint16(px&255)
+				sy, fy := int(py>>8), uint16(py&255)
+				if sx >= w-1 {
+					sx, fx = w-2, 256
+				}
+				if sy >= h-1 {
+					sy, fy = h-2, 256
+				}
+				t[ch] = tap8{off: int32(sy*s + sx*3 + ch), fx: fx, fy: fy}
+			}
+			for q := range v {
+				v[q] += d[q]
+			}
+		}
+	}
+}
+
+// sample8 resamples one row of 8-bit codes (stride s) from p at the positions tp, in
+// integers: linear light in 15 bits.
+func sample8(p []uint8, s int, tp []tap8, gain []int32, out []uint8) {
+	for x, g := range gain {
+		t := tp[x*3 : x*3+3 : x*3+3]
+		o := out[x*3 : x*3+3 : x*3+3]
+		for ch := range 3 {
+			a := t[ch]
+			q := p[a.off : int(a.off)+s+4 : int(a.off)+s+4]
+			v00, v01, v10, v11 := lin8[q[0]], lin8[q[3]], lin8[q[s]], lin8[q[s+3]]
+			fx, fy := int(a.fx), int(a.fy)
+			top := v00<<8 + fx*(v01-v00)
+			bot := v10<<8 + fx*(v11-v10)
+			v := (top<<8 + fy*(bot-top)) >> 16
+			// Linear light to enc8's 1/16384 steps, gain applied and rounded.
+			e := (v*int(g) + 1<<12) >> 13
+			o[ch] = enc8[min(max(e, 0), enc8Steps)]
+		}
+	}
+}
+
+// sample8Slow is sample8 for a frame whose stride differs from its width.
+func sample8Slow(src *imaging.Image, m []float32, out []uint8) {
 	w, h, s := src.W(), src.H(), src.Stride
 	p := src.Pix8
 	fw, fh := float32(w-1), float32(h-1)
@@ -174,10 +291,9 @@ func sample8(src *imaging.Image, m []float32, out []uint8) {
 			v00, v01, v10, v11 := lin8[q[0]], lin8[q[dx]], lin8[q[dy]], lin8[q[dy+dx]]
 			top := v00<<8 + fx*(v01-v00)
 			bot := v10<<8 + fx*(v11-v10)
-			v := (top<<8 + fy*(bot-top)) >> 16 // 15-bit linear
-			// Linear light to enc8's 1/16384 steps, gain applied and rounded.
-			i := (v*gi + 1<<12) >> 13
-			o[ch] = enc8[min(max(i, 0), enc8Steps)]
+			v := (top<<8 + fy*(bot-top)) >> 16
+			e := (v*gi + 1<<12) >> 13
+			o[ch] = enc8[min(max(e, 0), enc8Steps)]
 		}
 	}
 }
