@@ -677,9 +677,13 @@ func probeBackend(ctx context.Context, client *http.Client, label string, spec b
 		return r
 	}
 	if spec.APIKey != "" {
-		if spec.Type == "remote" {
+		switch spec.Type {
+		case "remote":
 			req.Header.Set("X-API-Key", spec.APIKey)
-		} else {
+		case "a1111": // the web UI's --api-auth is HTTP basic "user:password"
+			user, pass, _ := strings.Cut(spec.APIKey, ":")
+			req.SetBasicAuth(user, pass)
+		default:
 			req.Header.Set("Authorization", "Bearer "+spec.APIKey)
 		}
 	}
