@@ -8,7 +8,7 @@ LDFLAGS   := -X github.com/porchlight/porchlight/app.Version=$(VERSION)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TESTFLAGS ?= -timeout 40m
 
-# System packages: Fyne's GL/X11 headers, LibRaw, libjpeg-turbo, libwebp, OpenCV's
+# System packages: Fyne's GL/X11 headers, LibRaw, libjpeg-turbo, libwebp, lensfun, OpenCV's
 # trained cascades, Xvfb for the window tests, exiftool and ImageMagick for fixtures.
 # Every name must be a real package, not a virtual one (Debian 12's "exiftool" is
 # virtual): dpkg-query never reports a virtual name installed, so setup would run
@@ -16,6 +16,7 @@ TESTFLAGS ?= -timeout 40m
 APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
 	libxinerama-dev libxi-dev libxxf86vm-dev libxkbcommon-dev \
 	libraw-dev libraw-bin libturbojpeg0-dev libjpeg62-turbo-dev libwebp-dev \
+	liblensfun-dev liblensfun-data-v1 \
 	opencv-data xvfb xauth libimage-exiftool-perl imagemagick
 
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
