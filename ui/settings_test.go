@@ -128,8 +128,8 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 }
 
-// Keys made in the settings work with the key service; the window's own key cannot
-// be rotated or revoked from there.
+// Keys made in the settings work with the key service; the internal owners (the
+// window's and the hot folders', known by id) cannot be rotated or revoked from there.
 func TestSettingsKeys(t *testing.T) {
 	h := newHarness(t, 1)
 	sv := h.w.newSettingsView()
@@ -148,13 +148,20 @@ func TestSettingsKeys(t *testing.T) {
 	if len(sv.win.Canvas().Overlays().List()) == 0 {
 		t.Fatal("the new secret was not shown")
 	}
+	// A key an admin named like the hot folders' owner is an ordinary key.
+	sv.createKey(hotfolder.OwnerKeyName+"-look-alike", core.ScopeStandard)
+	hotOwner, err := h.w.deps.Keys.InternalOwner(hotfolder.OwnerKeyName)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sv.win.Resize(fyne.NewSize(900, 640))
 	for i, k := range sv.keys {
 		row := sv.keyList.CreateItem()
 		sv.keyList.UpdateItem(i, row)
 		btns := row.(*fyne.Container).Objects[1].(*fyne.Container)
 		revoke := btns.Objects[1].(*widget.Button)
-		if (k.UUID == h.w.owner) != revoke.Disabled() {
+		internal := k.UUID == h.w.owner || k.UUID == hotOwner
+		if internal != revoke.Disabled() {
 			t.Errorf("key %s: revoke disabled=%t", k.Name, revoke.Disabled())
 		}
 	}
