@@ -2,7 +2,6 @@ package hotfolder
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,22 +36,7 @@ func (b *logBuffer) String() string {
 // startLogged is start with a logger at the default (info) level into buf.
 func (e *env) startLogged(buf *logBuffer, cfgs ...Config) *Service {
 	e.t.Helper()
-	svc, err := New(cfgs, Deps{DB: e.db, Engine: e.engine, Assets: e.assets, Keys: e.keys, Logger: slog.New(slog.NewTextHandler(buf, nil))})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.svc = svc
-	ctx, cancel := context.WithCancel(context.Background())
-	prev := e.cancel
-	e.cancel = func() { cancel(); prev() }
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		if err := svc.Serve(ctx); err != nil {
-			e.t.Errorf("hot folders: %v", err)
-		}
-	}()
-	return svc
+	return e.serve(e.assets, slog.New(slog.NewTextHandler(buf, nil)), cfgs...)
 }
 
 // errorReport reads <name>.error.txt from the errors folder, "" while it is not there.

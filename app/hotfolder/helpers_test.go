@@ -103,7 +103,14 @@ func newEnv(t testing.TB, dataDir string) *env {
 // start builds the hot-folder service on cfgs and serves it.
 func (e *env) start(cfgs ...Config) *Service {
 	e.t.Helper()
-	svc, err := New(cfgs, Deps{DB: e.db, Engine: e.engine, Assets: e.assets, Keys: e.keys, Logger: quietLogger()})
+	return e.serve(e.assets, quietLogger(), cfgs...)
+}
+
+// serve builds the hot-folder service on cfgs, with as its asset store and log its
+// logger, and serves it until the environment is closed.
+func (e *env) serve(as Assets, log *slog.Logger, cfgs ...Config) *Service {
+	e.t.Helper()
+	svc, err := New(cfgs, Deps{DB: e.db, Engine: e.engine, Assets: as, Keys: e.keys, Logger: log})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -33,17 +33,35 @@ func journalScene(t *testing.T, e *env, c Config, owner, name string) (*sceneRec
 	return s, j
 }
 
+// ownedScene is journalScene for the owner key's owner, returned with the scene.
+func ownedScene(t *testing.T, e *env, c Config, name string) (string, *sceneRecord, journal) {
+	t.Helper()
+	owner, err := ownerKey(e.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, j := journalScene(t, e, c, owner, name)
+	return owner, s, j
+}
+
+// failedScene is ownedScene with the scene journaled as finished and failed.
+func failedScene(t *testing.T, e *env, c Config, name string) *sceneRecord {
+	t.Helper()
+	_, s, j := ownedScene(t, e, c, name)
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
+	if err := j.putScene(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // A run that submitted a scene's order and died before journaling it: the next run
 // submits again with the same Idempotency-Key and gets the same order, not a second.
 func TestResubmissionAfterLostJournalWriteGetsSameOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
-	owner, err := ownerKey(e.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, j := journalScene(t, e, c, owner, "room.jpg")
+	owner, s, j := ownedScene(t, e, c, "room.jpg")
 	f, _ := os.Open(filepath.Join(c.Input, "room.jpg"))
 	a, err := e.assets.Add(owner, "room.jpg", "application/octet-stream", f)
 	f.Close()
@@ -81,8 +99,7 @@ func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
-	owner, _ := ownerKey(e.keys)
-	s, j := journalScene(t, e, c, owner, "room.jpg")
+	owner, s, j := ownedScene(t, e, c, "room.jpg")
 	f, _ := os.Open(filepath.Join(c.Input, "room.jpg"))
 	a, _ := e.assets.Add(owner, "room.jpg", "application/octet-stream", f)
 	f.Close()

@@ -2,7 +2,6 @@ package hotfolder
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -153,21 +152,7 @@ func (s *spyAssets) saw(data []byte) bool {
 func (e *env) startSpied(logs *logBuffer, cfgs ...Config) *spyAssets {
 	e.t.Helper()
 	spy := &spyAssets{Assets: e.assets}
-	svc, err := New(cfgs, Deps{DB: e.db, Engine: e.engine, Assets: spy, Keys: e.keys, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.svc = svc
-	ctx, cancel := context.WithCancel(context.Background())
-	prev := e.cancel
-	e.cancel = func() { cancel(); prev() }
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		if err := svc.Serve(ctx); err != nil {
-			e.t.Errorf("hot folders: %v", err)
-		}
-	}()
+	e.serve(spy, slog.New(slog.NewTextHandler(logs, nil)), cfgs...)
 	return spy
 }
 
@@ -257,11 +242,7 @@ func TestSettledPhotoReplacedByALinkFailsItsSceneUnread(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
-	owner, err := ownerKey(e.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	journalScene(t, e, c, owner, "room.jpg")
+	ownedScene(t, e, c, "room.jpg")
 	p := filepath.Join(c.Input, "room.jpg")
 	secret, data := secretLike(t, p)
 	swapForLink(t, p, secret)
@@ -296,15 +277,7 @@ func TestOriginalsMoveOnlyTheFileThatWasRead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
-	owner, err := ownerKey(e.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, j := journalScene(t, e, c, owner, "room.jpg")
-	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
-	if err := j.putScene(s); err != nil {
-		t.Fatal(err)
-	}
+	failedScene(t, e, c, "room.jpg")
 	p := filepath.Join(c.Input, "room.jpg")
 	secret, data := secretLike(t, p)
 	swapForLink(t, p, secret)
@@ -452,15 +425,7 @@ func TestOriginalWithAnotherInodeButTheSameBytesIsMoved(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
 	c := folderConfig(t, "studio")
-	owner, err := ownerKey(e.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, j := journalScene(t, e, c, owner, "room.jpg")
-	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
-	if err := j.putScene(s); err != nil {
-		t.Fatal(err)
-	}
+	s := failedScene(t, e, c, "room.jpg")
 	p := filepath.Join(c.Input, "room.jpg")
 	data, _ := os.ReadFile(p)
 	st, _ := os.Stat(p)
