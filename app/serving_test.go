@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/porchlight/porchlight/internal/childproc"
 )
 
 // envServeChild makes this test binary run `porchlight serve` as a child.
@@ -51,34 +52,7 @@ func startServeChild(t *testing.T, dataDir, adminKey string) (*exec.Cmd, string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
-	deadline := time.After(2 * time.Minute)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve exited before listening:\n%s", strings.Join(seen, "\n"))
-			}
-			if u, found := strings.CutPrefix(l, "listening on "); found {
-				go func() { // keep the pipe drained while the child runs
-					for range lines {
-					}
-				}()
-				return cmd, u
-			}
-			seen = append(seen, l)
-		case <-deadline:
-			t.Fatalf("serve did not start listening within 2 minutes:\n%s", strings.Join(seen, "\n"))
-		}
-	}
+	return cmd, childproc.WaitLine(t, stderr, "listening on ", 2*time.Minute)
 }
 
 // While `serve` holds the database, doctor names it by its pid and its own

@@ -1,11 +1,9 @@
 package assets
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/store"
+	"github.com/porchlight/porchlight/internal/childproc"
 	"github.com/porchlight/porchlight/internal/testphotos"
 	bolt "go.etcd.io/bbolt"
 )
@@ -53,41 +52,6 @@ func TestCrashChild(t *testing.T) {
 // ends the wait at once; this only catches a child that hangs.
 const childStartTimeout = 5 * time.Minute
 
-// waitChildLine reads the child's stdout until a line starting with prefix and
-// answers the rest of it. A child that exits first (a failure, a skip) fails the test
-// with what it printed.
-func waitChildLine(t *testing.T, out io.Reader, prefix string) string {
-	t.Helper()
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
-	deadline := time.After(childStartTimeout)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("the child exited before printing %q; its output:\n%s", prefix, strings.Join(seen, "\n"))
-			}
-			if rest, found := strings.CutPrefix(l, prefix); found {
-				go func() { // keep the pipe drained until the child is killed
-					for range lines {
-					}
-				}()
-				return rest
-			}
-			seen = append(seen, l)
-		case <-deadline:
-			t.Fatalf("the child did not print %q within %s; its output:\n%s", prefix, childStartTimeout, strings.Join(seen, "\n"))
-		}
-	}
-}
-
 // A process killed (SIGKILL, no cleanup) in the middle of an ingest leaves the asset in
 // processing with its job queued; the next start finishes it, and the upload queued
 // behind it, and sweeps nothing that is referenced.
@@ -111,7 +75,7 @@ func TestCrashMidIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	cut := waitChildLine(t, out, "PROCESSING ")
+	cut := childproc.WaitLine(t, out, "PROCESSING ", childStartTimeout)
 	cmd.Process.Kill()
 	cmd.Wait()
 

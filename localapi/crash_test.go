@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/internal/childproc"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -55,34 +56,7 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
-	deadline := time.After(childStartTimeout)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("the child exited before listening; its output:\n%s", strings.Join(seen, "\n"))
-			}
-			if a, found := strings.CutPrefix(l, "LISTEN "); found {
-				go func() { // keep the pipe drained while the child runs
-					for range lines {
-					}
-				}()
-				return cmd, "http://" + a
-			}
-			seen = append(seen, l)
-		case <-deadline:
-			t.Fatalf("the child did not start listening within %s; its output:\n%s", childStartTimeout, strings.Join(seen, "\n"))
-		}
-	}
+	return cmd, "http://" + childproc.WaitLine(t, out, "LISTEN ", childStartTimeout)
 }
 
 // apiClient is a small HTTP client of a server this process did not build.
