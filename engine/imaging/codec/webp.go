@@ -121,26 +121,36 @@ func probeWebP(r io.ReaderAt, size int64) (*header, error) {
 	return h, nil
 }
 
-// decodeWebP decodes lossy and lossless WebP (with alpha) through libwebp.
-func decodeWebP(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
-	buf, err := readAll(r, size)
+// readWebP reads the whole file and checks its bitstream against the container:
+// it answers the bytes, the image's size, and 4 channels when it has alpha, else 3.
+func readWebP(r io.ReaderAt, size int64, h *header) (buf []byte, w, ht, nch int, err error) {
+	buf, err = readAll(r, size)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, 0, err
 	}
 	var feat C.WebPBitstreamFeatures
 	if st := C.WebPGetFeatures((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &feat); st != C.VP8_STATUS_OK {
-		return nil, unreadable(nil, "WebP bitstream features: status %d", int(st))
+		return nil, 0, 0, 0, unreadable(nil, "WebP bitstream features: status %d", int(st))
 	}
 	if feat.has_animation != 0 {
-		return nil, unsupported("animated WebP is not supported")
+		return nil, 0, 0, 0, unsupported("animated WebP is not supported")
 	}
-	w, ht := int(feat.width), int(feat.height)
+	w, ht = int(feat.width), int(feat.height)
 	if w != h.width || ht != h.height {
-		return nil, unreadable(nil, "WebP bitstream is %dx%d but its container says %dx%d", w, ht, h.width, h.height)
+		return nil, 0, 0, 0, unreadable(nil, "WebP bitstream is %dx%d but its container says %dx%d", w, ht, h.width, h.height)
 	}
-	nch := 3
+	nch = 3
 	if feat.has_alpha != 0 {
 		nch = 4
+	}
+	return buf, w, ht, nch, nil
+}
+
+// decodeWebP decodes lossy and lossless WebP (with alpha) through libwebp.
+func decodeWebP(r io.ReaderAt, size int64, h *header) (*imaging.Image, error) {
+	buf, w, ht, nch, err := readWebP(r, size, h)
+	if err != nil {
+		return nil, err
 	}
 	pix := make([]byte, w*ht*nch)
 	in, out := (*C.uint8_t)(unsafe.Pointer(&buf[0])), (*C.uint8_t)(unsafe.Pointer(&pix[0]))
@@ -197,26 +207,11 @@ func webpHeld(h *header) int64 {
 // size (libwebp averages in sRGB codes; the final reduction is in linear light and
 // the coarse step keeps the difference small), every byte of the bitstream read.
 func scanWebP(r io.ReaderAt, size int64, h *header, tw, th int) (*imaging.Image, error) {
-	buf, err := readAll(r, size)
+	buf, w, ht, nch, err := readWebP(r, size, h)
 	if err != nil {
 		return nil, err
 	}
-	var feat C.WebPBitstreamFeatures
-	if st := C.WebPGetFeatures((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &feat); st != C.VP8_STATUS_OK {
-		return nil, unreadable(nil, "WebP bitstream features: status %d", int(st))
-	}
-	if feat.has_animation != 0 {
-		return nil, unsupported("animated WebP is not supported")
-	}
-	w, ht := int(feat.width), int(feat.height)
-	if w != h.width || ht != h.height {
-		return nil, unreadable(nil, "WebP bitstream is %dx%d but its container says %dx%d", w, ht, h.width, h.height)
-	}
 	sw, sh := imaging.FitWithin(w, ht, 4*max(tw, th))
-	nch := 3
-	if feat.has_alpha != 0 {
-		nch = 4
-	}
 	pix := make([]byte, sw*sh*nch)
 	if st := C.pl_webp_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(sw), C.int(sh), C.int(nch-3),
 		(*C.uint8_t)(unsafe.Pointer(&pix[0])), C.size_t(len(pix)), C.int(sw*nch)); st != C.VP8_STATUS_OK {
