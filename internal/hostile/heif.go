@@ -1,8 +1,9 @@
 package hostile
 
 import (
-	"encoding/binary"
 	"encoding/hex"
+
+	"github.com/porchlight/porchlight/internal/bmff"
 )
 
 // HEIFTile is one coded HEVC image of a HEIF file: its property boxes (whole, hvcC
@@ -13,20 +14,9 @@ type HEIFTile struct {
 }
 
 // Box builds an ISO BMFF box from its type and payload parts.
-func Box(typ string, payload ...[]byte) []byte {
-	n := 8
-	for _, p := range payload {
-		n += len(p)
-	}
-	out := binary.BigEndian.AppendUint32(make([]byte, 0, n), uint32(n))
-	out = append(out, typ...)
-	for _, p := range payload {
-		out = append(out, p...)
-	}
-	return out
-}
+var Box = bmff.Box
 
-func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+var be32 = bmff.BE32
 
 func mustHex(s string) []byte {
 	b, err := hex.DecodeString(s)

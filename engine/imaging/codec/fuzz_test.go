@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/bmff"
 	"github.com/porchlight/porchlight/internal/hostile"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
@@ -48,7 +49,7 @@ func seeds(f *testing.F) {
 	}
 	// A HEIC grid of four tiles whose coded data is junk: the grid parsing and the
 	// per-tile repackaging run, the decode fails.
-	junk := hostile.HEIFTile{Props: [][]byte{makeBox("hvcC", make([]byte, 23)), makeBox("ispe", be32(0), be32(64), be32(64))},
+	junk := hostile.HEIFTile{Props: [][]byte{bmff.Box("hvcC", make([]byte, 23)), bmff.Box("ispe", bmff.BE32(0), bmff.BE32(64), bmff.BE32(64))},
 		Data: []byte{0, 0, 0, 1, 2, 3}}
 	f.Add(hostile.HEIFGrid(2, 2, 100, 100, []hostile.HEIFTile{junk}))
 	f.Add(hostile.HEICGrid(2, 3))

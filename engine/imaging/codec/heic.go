@@ -109,7 +109,8 @@ func (r *bytesReader) n(k int) uint64 {
 	return v
 }
 
-func parseHEIFMeta(r io.ReaderAt, size int64) (*heifMeta, error) {
+// heifMetaBoxes answers the boxes inside the file's top-level meta box.
+func heifMetaBoxes(r io.ReaderAt, size int64) ([]bmffBox, error) {
 	top, err := bmffBoxes(r, 0, size)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,11 @@ func parseHEIFMeta(r io.ReaderAt, size int64) (*heifMeta, error) {
 	if !ok {
 		return nil, fmt.Errorf("no meta box")
 	}
-	kids, err := bmffBoxes(r, meta.start+4, meta.end) // meta is a full box
+	return bmffBoxes(r, meta.start+4, meta.end) // meta is a full box
+}
+
+func parseHEIFMeta(r io.ReaderAt, size int64) (*heifMeta, error) {
+	kids, err := heifMetaBoxes(r, size)
 	if err != nil {
 		return nil, err
 	}

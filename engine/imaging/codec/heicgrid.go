@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/porchlight/porchlight/internal/bmff"
 )
 
 // Phone HEICs are grids: the primary item is a 'grid' of HEVC tiles (512×512 on an
@@ -61,15 +63,7 @@ type heifItems struct {
 }
 
 func parseHEIFItems(r io.ReaderAt, size int64) (*heifItems, error) {
-	top, err := bmffBoxes(r, 0, size)
-	if err != nil {
-		return nil, err
-	}
-	meta, ok := findBox(top, "meta")
-	if !ok {
-		return nil, fmt.Errorf("no meta box")
-	}
-	kids, err := bmffBoxes(r, meta.start+4, meta.end)
+	kids, err := heifMetaBoxes(r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +340,7 @@ func (g *heifGrid) tileFile(r io.ReaderAt, size int64, tile uint32, buf []byte) 
 		if err != nil {
 			return nil, err
 		}
-		props = append(props, makeBox(p.typ, b)...)
+		props = append(props, bmff.Box(p.typ, b)...)
 		n++
 		x := byte(n)
 		if a.essential {
@@ -361,14 +355,14 @@ func (g *heifGrid) tileFile(r io.ReaderAt, size int64, tile uint32, buf []byte) 
 	if err != nil {
 		return nil, err
 	}
-	ftyp := makeBox("ftyp", []byte("heic"), be32(0), []byte("mif1heic"))
+	ftyp := bmff.Box("ftyp", []byte("heic"), bmff.BE32(0), []byte("mif1heic"))
 	meta := func(dataOff uint32) []byte {
-		return makeBox("meta", be32(0),
-			makeBox("hdlr", be32(0), be32(0), []byte("pict"), make([]byte, 13)),
-			makeBox("pitm", be32(0), []byte{0, 1}),
-			makeBox("iloc", be32(0), []byte{0x44, 0x00, 0, 1, 0, 1, 0, 0, 0, 1}, be32(dataOff), be32(uint32(len(data)))),
-			makeBox("iinf", be32(0), []byte{0, 1}, makeBox("infe", be32(2<<24), []byte{0, 1, 0, 0}, []byte("hvc1"), []byte{0})),
-			makeBox("iprp", makeBox("ipco", props), makeBox("ipma", be32(0), be32(1), []byte{0, 1, byte(n)}, assoc)))
+		return bmff.Box("meta", bmff.BE32(0),
+			bmff.Box("hdlr", bmff.BE32(0), bmff.BE32(0), []byte("pict"), make([]byte, 13)),
+			bmff.Box("pitm", bmff.BE32(0), []byte{0, 1}),
+			bmff.Box("iloc", bmff.BE32(0), []byte{0x44, 0x00, 0, 1, 0, 1, 0, 0, 0, 1}, bmff.BE32(dataOff), bmff.BE32(uint32(len(data)))),
+			bmff.Box("iinf", bmff.BE32(0), []byte{0, 1}, bmff.Box("infe", bmff.BE32(2<<24), []byte{0, 1, 0, 0}, []byte("hvc1"), []byte{0})),
+			bmff.Box("iprp", bmff.Box("ipco", props), bmff.Box("ipma", bmff.BE32(0), bmff.BE32(1), []byte{0, 1, byte(n)}, assoc)))
 	}
 	m := meta(0)
 	m = meta(uint32(len(ftyp) + len(m) + 8))
@@ -376,24 +370,8 @@ func (g *heifGrid) tileFile(r io.ReaderAt, size int64, tile uint32, buf []byte) 
 	out.Grow(len(ftyp) + len(m) + 8 + len(data))
 	out.Write(ftyp)
 	out.Write(m)
-	out.Write(be32(uint32(8 + len(data))))
+	out.Write(bmff.BE32(uint32(8 + len(data))))
 	out.WriteString("mdat")
 	out.Write(data)
 	return out.Bytes(), nil
 }
-
-// makeBox builds an ISO BMFF box from its type and payload parts.
-func makeBox(typ string, payload ...[]byte) []byte {
-	n := 8
-	for _, p := range payload {
-		n += len(p)
-	}
-	out := binary.BigEndian.AppendUint32(make([]byte, 0, n), uint32(n))
-	out = append(out, typ...)
-	for _, p := range payload {
-		out = append(out, p...)
-	}
-	return out
-}
-
-func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/bmff"
 	"github.com/porchlight/porchlight/internal/hostile"
 )
 
@@ -30,14 +31,14 @@ func heicTile(t *testing.T, src string, x, y, w, h int) hostile.HEIFTile {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tile.Props = append(tile.Props, makeBox(p.typ, payload))
+		tile.Props = append(tile.Props, bmff.Box(p.typ, payload))
 	}
 	if tile.Data, err = it.itemData(r, int64(len(b)), it.primary, 1<<30, nil); err != nil {
 		t.Fatal(err)
 	}
 	// An explicit colour description (BT.709 primaries, sRGB curve, BT.601 matrix,
 	// full range), as phones write on tiles and grid alike.
-	tile.Props = append(tile.Props, makeBox("colr", []byte("nclx"), []byte{0, 1, 0, 13, 0, 6, 0x80}))
+	tile.Props = append(tile.Props, bmff.Box("colr", []byte("nclx"), []byte{0, 1, 0, 13, 0, 6, 0x80}))
 	return tile
 }
 
@@ -57,7 +58,7 @@ func TestScanHEICGridTileByTile(t *testing.T) {
 	orig, _ := decodeBytes(t, readFile(t, src), DecodeOptions{})
 	for name, b := range map[string][]byte{
 		"upright": hostile.HEIFGrid(2, 3, 752, 500, tiles),
-		"irot-90": hostile.HEIFGrid(2, 3, 752, 500, tiles, makeBox("irot", []byte{1})),
+		"irot-90": hostile.HEIFGrid(2, 3, 752, 500, tiles, bmff.Box("irot", []byte{1})),
 	} {
 		h := mustHeader(t, b)
 		if h.heicGrid == nil || h.heicGrid.tileW != 256 {
