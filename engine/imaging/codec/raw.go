@@ -67,14 +67,24 @@ func probeRaw(r io.ReaderAt, size int64, kind string) (*header, error) {
 	return h, nil
 }
 
-func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Image, error) {
-	data := h.raw.data
+// rawDataPresent refuses a TIFF-structured RAW whose raw image data is missing or
+// truncated (CRW, CR3 and RAF are not TIFFs and are left to LibRaw).
+func rawDataPresent(h *header) error {
 	switch h.rawKind {
 	case "crw", "cr3", "raf":
-	default:
-		if tiffRawDataMissing(bytes.NewReader(data), int64(len(data))) {
-			return nil, unreadable(nil, "the %s file holds metadata only: its raw image data is missing or truncated", h.rawKind)
-		}
+		return nil
+	}
+	data := h.raw.data
+	if tiffRawDataMissing(bytes.NewReader(data), int64(len(data))) {
+		return unreadable(nil, "the %s file holds metadata only: its raw image data is missing or truncated", h.rawKind)
+	}
+	return nil
+}
+
+func decodeRaw(r io.ReaderAt, size int64, h *header, scaleTo int) (*imaging.Image, error) {
+	data := h.raw.data
+	if err := rawDataPresent(h); err != nil {
+		return nil, err
 	}
 	half := scaleTo > 0 && max(h.width, h.height)/2 >= scaleTo
 	dev, _, err := raw.Develop(data, half)
@@ -105,12 +115,8 @@ func rawDevelopError(err error, kind string) error {
 // worker, and streams the developed rows through a box reduction.
 func scanRaw(r io.ReaderAt, size int64, h *header, tw, th, edge int) (*imaging.Image, error) {
 	data := h.raw.data
-	switch h.rawKind {
-	case "crw", "cr3", "raf":
-	default:
-		if tiffRawDataMissing(bytes.NewReader(data), int64(len(data))) {
-			return nil, unreadable(nil, "the %s file holds metadata only: its raw image data is missing or truncated", h.rawKind)
-		}
+	if err := rawDataPresent(h); err != nil {
+		return nil, err
 	}
 	half := max(h.width, h.height)/2 >= edge
 	var red *reducer

@@ -20,14 +20,24 @@ const (
 	tagICCProfile      = 0x8773
 )
 
-func probeTIFF(r io.ReaderAt, size int64) (*header, error) {
+// openTIFFIFD0 opens a TIFF file and reads its first IFD, either failure as an
+// unreadable file.
+func openTIFFIFD0(r io.ReaderAt, size int64) (*tiffFile, ifd, error) {
 	t, err := openTIFF(r, 0, size)
 	if err != nil {
-		return nil, unreadable(err, "reading TIFF header")
+		return nil, ifd{}, unreadable(err, "reading TIFF header")
 	}
 	d, err := t.readIFD(t.ifd0)
 	if err != nil {
-		return nil, unreadable(err, "reading TIFF IFD0")
+		return nil, ifd{}, unreadable(err, "reading TIFF IFD0")
+	}
+	return t, d, nil
+}
+
+func probeTIFF(r io.ReaderAt, size int64) (*header, error) {
+	t, d, err := openTIFFIFD0(r, size)
+	if err != nil {
+		return nil, err
 	}
 	h := &header{}
 	num := func(tag uint16) int {

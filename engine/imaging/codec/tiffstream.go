@@ -60,13 +60,9 @@ type tiffLayout struct {
 }
 
 func readTIFFLayout(r io.ReaderAt, size int64, h *header) (*tiffLayout, error) {
-	t, err := openTIFF(r, 0, size)
+	t, d, err := openTIFFIFD0(r, size)
 	if err != nil {
-		return nil, unreadable(err, "reading TIFF header")
-	}
-	d, err := t.readIFD(t.ifd0)
-	if err != nil {
-		return nil, unreadable(err, "reading TIFF IFD0")
+		return nil, err
 	}
 	num := func(tag uint16, def int) int {
 		if e, ok := d.find(tag); ok {
