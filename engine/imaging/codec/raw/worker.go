@@ -98,19 +98,12 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 	var in Info
 	var img *Image
 	err := call(opDevelop, half, data, func(r io.Reader) error {
-		if err := readJSON(r, &in); err != nil {
+		w, h, err := readDeveloped(r, &in)
+		if err != nil {
 			return err
-		}
-		var hdr [8]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return err
-		}
-		w, h := int(binary.LittleEndian.Uint32(hdr[:4])), int(binary.LittleEndian.Uint32(hdr[4:]))
-		if w <= 0 || h <= 0 || int64(w)*int64(h) > 1<<31 {
-			return fmt.Errorf("raw: worker sent a %dx%d image", w, h)
 		}
 		img = &Image{Width: w, Height: h, Pix: make([]uint16, w*h*3)}
-		_, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&img.Pix[0])), len(img.Pix)*2))
+		_, err = io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&img.Pix[0])), len(img.Pix)*2))
 		return err
 	})
 	if err != nil {
@@ -126,16 +119,9 @@ func Develop(data []byte, half bool) (*Image, Info, error) {
 func DevelopRows(data []byte, half bool, start func(w, h int) error, row func(y int, rgb []uint16) error) (Info, error) {
 	var in Info
 	err := call(opDevelop, half, data, func(r io.Reader) error {
-		if err := readJSON(r, &in); err != nil {
+		w, h, err := readDeveloped(r, &in)
+		if err != nil {
 			return err
-		}
-		var hdr [8]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return err
-		}
-		w, h := int(binary.LittleEndian.Uint32(hdr[:4])), int(binary.LittleEndian.Uint32(hdr[4:]))
-		if w <= 0 || h <= 0 || int64(w)*int64(h) > 1<<31 {
-			return fmt.Errorf("raw: worker sent a %dx%d image", w, h)
 		}
 		if err := start(w, h); err != nil {
 			return err
@@ -153,6 +139,23 @@ func DevelopRows(data []byte, half bool, start func(w, h int) error, row func(y 
 		return nil
 	})
 	return in, err
+}
+
+// readDeveloped reads what the worker sends ahead of a developed image's pixels:
+// the file's Info into in, then the image's size.
+func readDeveloped(r io.Reader, in *Info) (w, h int, err error) {
+	if err := readJSON(r, in); err != nil {
+		return 0, 0, err
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, 0, err
+	}
+	w, h = int(binary.LittleEndian.Uint32(hdr[:4])), int(binary.LittleEndian.Uint32(hdr[4:]))
+	if w <= 0 || h <= 0 || int64(w)*int64(h) > 1<<31 {
+		return 0, 0, fmt.Errorf("raw: worker sent a %dx%d image", w, h)
+	}
+	return w, h, nil
 }
 
 // Thumbnail returns the embedded JPEG preview, if the file has one.
