@@ -253,15 +253,12 @@ func (s *Service) Delete(owner, id string) error {
 		}
 		gone = r.Asset
 		for _, sum := range []string{r.SHA256, r.Thumbnail} {
-			if sum == "" {
-				continue
-			}
-			left, err := blobs.Unref(tx, sum)
+			last, err := unrefBlob(tx, sum)
 			if err != nil {
 				return err
 			}
-			if left == 0 {
-				drop = append(drop, sum)
+			if last != "" {
+				drop = append(drop, last)
 			}
 		}
 		if err := tx.Bucket(store.BucketAssets).Delete([]byte(id)); err != nil {
@@ -321,6 +318,20 @@ func (s *Service) removeBlobs(sums []string) error {
 		}
 	}
 	return first
+}
+
+// unrefBlob drops one reference to the blob sum (none where sum is "") and answers
+// sum when that was its last, for the caller to remove once the transaction has
+// committed; "" otherwise.
+func unrefBlob(tx *bolt.Tx, sum string) (string, error) {
+	if sum == "" {
+		return "", nil
+	}
+	left, err := blobs.Unref(tx, sum)
+	if err != nil || left > 0 {
+		return "", err
+	}
+	return sum, nil
 }
 
 // removeIfUnreferenced removes a committed blob that no record took (a lost race or a
@@ -470,16 +481,14 @@ func (s *Service) finishFailed(j job, code, reason string) {
 		if err != nil || r == nil {
 			return err
 		}
-		if r.SHA256 != "" {
-			left, err := blobs.Unref(tx, r.SHA256)
-			if err != nil {
-				return err
-			}
-			if left == 0 {
-				drop = append(drop, r.SHA256)
-			}
-			r.SHA256 = ""
+		last, err := unrefBlob(tx, r.SHA256)
+		if err != nil {
+			return err
 		}
+		if last != "" {
+			drop = append(drop, last)
+		}
+		r.SHA256 = ""
 		r.Status, r.Code, r.Reason = core.AssetFailed, code, reason
 		r.Rejected = ""
 		r.UpdatedAt = s.cfg.Now().UTC()
@@ -626,14 +635,12 @@ func (s *Service) expire(id string, now time.Time) (bool, error) {
 		if err != nil || r == nil || !s.overdue(r, now) {
 			return err
 		}
-		if r.SHA256 != "" {
-			left, err := blobs.Unref(tx, r.SHA256)
-			if err != nil {
-				return err
-			}
-			if left == 0 {
-				drop = append(drop, r.SHA256)
-			}
+		last, err := unrefBlob(tx, r.SHA256)
+		if err != nil {
+			return err
+		}
+		if last != "" {
+			drop = append(drop, last)
 		}
 		r.SHA256, r.Size, r.Rejected = "", 0, ""
 		r.Status, r.Code = core.AssetFailed, core.CodeUploadExpired

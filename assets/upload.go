@@ -239,14 +239,8 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 		if err := blobs.Ref(tx, b.Sum); err != nil {
 			return err
 		}
-		if r.SHA256 != "" {
-			left, err := blobs.Unref(tx, r.SHA256)
-			if err != nil {
-				return err
-			}
-			if left == 0 {
-				drop = r.SHA256
-			}
+		if drop, err = unrefBlob(tx, r.SHA256); err != nil {
+			return err
 		}
 		r.SHA256, r.Size, r.Rejected = b.Sum, b.Size, ""
 		r.UpdatedAt = s.cfg.Now().UTC()
@@ -283,14 +277,8 @@ func (s *Service) reject(id string) error {
 		if err != nil || r == nil || r.Status != core.AssetPending {
 			return err
 		}
-		if r.SHA256 != "" {
-			left, err := blobs.Unref(tx, r.SHA256)
-			if err != nil {
-				return err
-			}
-			if left == 0 {
-				drop = r.SHA256
-			}
+		if drop, err = unrefBlob(tx, r.SHA256); err != nil {
+			return err
 		}
 		r.SHA256, r.Size, r.Rejected = "", 0, reason
 		r.UpdatedAt = s.cfg.Now().UTC()
