@@ -193,9 +193,17 @@ func (e *Engine) inputSizes(r *record) (sizes []image.Point, missing string, err
 // refuse fails a pending order before it starts; an order no longer pending is left
 // alone.
 func (e *Engine) refuse(id, code, reason string) error {
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+	err := e.failFrom(id, core.OrderPending, code, reason)
+	e.clearWaiting(id)
+	return err
+}
+
+// failFrom moves order id to failed with code and reason, in one transaction, when
+// it still has status from; otherwise it leaves the order alone.
+func (e *Engine) failFrom(id string, from core.OrderStatus, code, reason string) error {
+	return e.commit(func(tx *bolt.Tx, ob *outbox) error {
 		r, err := getRecord(tx, id)
-		if err != nil || r == nil || r.Status != core.OrderPending {
+		if err != nil || r == nil || r.Status != from {
 			return err
 		}
 		r.Error, r.ErrorCode = reason, code
@@ -206,8 +214,6 @@ func (e *Engine) refuse(id, code, reason string) error {
 		ob.order(r)
 		return nil
 	})
-	e.clearWaiting(id)
-	return err
 }
 
 func (e *Engine) setWaiting(r *record, stage string) {
@@ -379,20 +385,7 @@ func (e *Engine) complete(l *live, res pipeline.Result) {
 
 // fail records a failure when the order is still running.
 func (e *Engine) fail(l *live, code, reason string) {
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, l.id)
-		if err != nil || r == nil || r.Status != core.OrderRunning {
-			return err
-		}
-		r.Error, r.ErrorCode = reason, code
-		r.Stage = StageFailed
-		if err := move(tx, r, core.OrderFailed, e.now()); err != nil {
-			return err
-		}
-		ob.order(r)
-		return nil
-	})
-	if err != nil {
+	if err := e.failFrom(l.id, core.OrderRunning, code, reason); err != nil {
 		e.log.Error("record failed order", "order", l.id, "err", err)
 	}
 }
