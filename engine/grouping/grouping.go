@@ -415,17 +415,26 @@ func dropTwins(ps []Photo) ([]Photo, []Skipped) {
 }
 
 func sortCaptureOrder(ps []Photo) {
-	allTimed := true
-	for _, p := range ps {
-		if p.Taken.IsZero() {
-			allTimed = false
+	captureOrder(ps, func(p *Photo) (string, time.Time) { return p.Path, p.Taken })
+}
+
+// captureOrder sorts xs, stably, by capture time when every one has a time, else
+// (and between equal times) by file name in natural order; key gives an element's
+// path and capture time.
+func captureOrder[T any](xs []T, key func(*T) (path string, taken time.Time)) {
+	timed := true
+	for i := range xs {
+		if _, t := key(&xs[i]); t.IsZero() {
+			timed = false
 		}
 	}
-	sort.SliceStable(ps, func(i, j int) bool {
-		if allTimed && !ps[i].Taken.Equal(ps[j].Taken) {
-			return ps[i].Taken.Before(ps[j].Taken)
+	sort.SliceStable(xs, func(i, j int) bool {
+		pi, ti := key(&xs[i])
+		pj, tj := key(&xs[j])
+		if timed && !ti.Equal(tj) {
+			return ti.Before(tj)
 		}
-		return naturalLess(filepath.Base(ps[i].Path), filepath.Base(ps[j].Path))
+		return naturalLess(filepath.Base(pi), filepath.Base(pj))
 	})
 }
 

@@ -132,18 +132,7 @@ type entry struct {
 
 // sequence orders entries by capture time when all have one, else by name.
 func sequence(es []entry) {
-	timed := true
-	for _, e := range es {
-		if e.taken.IsZero() {
-			timed = false
-		}
-	}
-	sort.SliceStable(es, func(i, j int) bool {
-		if timed && !es[i].taken.Equal(es[j].taken) {
-			return es[i].taken.Before(es[j].taken)
-		}
-		return naturalLess(filepath.Base(es[i].path), filepath.Base(es[j].path))
-	})
+	captureOrder(es, func(e *entry) (string, time.Time) { return e.path, e.taken })
 }
 
 // place returns, for each scene of one folder, the lost files that belong to it.
