@@ -28,17 +28,10 @@ func exportEstimate(t *testing.T, data []byte, opt core.ExportOptions) int64 {
 // waitBudget blocks until the budget's state satisfies ok, woken by its changes.
 func waitBudget(t *testing.T, b *membudget.Budget, what string, ok func(membudget.Stats) bool) {
 	t.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		s := b.Stats()
-		if ok(s) {
-			return
-		}
-		select {
-		case <-s.Changed:
-		case <-timeout:
-			t.Fatalf("budget never %s: %+v", what, s)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if s, err := b.Await(ctx, ok); err != nil {
+		t.Fatalf("budget never %s: %+v", what, s)
 	}
 }
 

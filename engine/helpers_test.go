@@ -204,22 +204,41 @@ func (e *env) upload(owner string, rel ...string) string {
 
 func (e *env) waitAsset(owner, id string) string {
 	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		a, err := e.assets.Get(owner, id)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		switch a.Status {
-		case core.AssetReady:
-			return id
-		case core.AssetFailed:
-			e.t.Fatalf("asset %s failed ingest: %s %s", id, a.Code, a.Reason)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if a := e.waitSettled(owner, id); a.Status == core.AssetFailed {
+		e.t.Fatalf("asset %s failed ingest: %s %s", id, a.Code, a.Reason)
 	}
-	e.t.Fatalf("asset %s not ready within 60s", id)
-	return ""
+	return id
+}
+
+// waitSettled polls an asset until it is ready or failed.
+func (e *env) waitSettled(owner, id string) core.Asset {
+	e.t.Helper()
+	a, ok := poll(e.t, 60*time.Second, 10*time.Millisecond, func() (core.Asset, error) { return e.assets.Get(owner, id) },
+		func(a core.Asset) bool { return a.Status == core.AssetReady || a.Status == core.AssetFailed })
+	if !ok {
+		e.t.Fatalf("asset %s not settled within 60s", id)
+	}
+	return a
+}
+
+// poll calls get every interval until done holds for what it answers, failing the
+// test on an error from get. It returns the last answer and whether done held
+// within limit.
+func poll[T any](t testing.TB, limit, every time.Duration, get func() (T, error), done func(T) bool) (T, bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var v T
+	for time.Now().Before(deadline) {
+		var err error
+		if v, err = get(); err != nil {
+			t.Fatal(err)
+		}
+		if done(v) {
+			return v, true
+		}
+		time.Sleep(every)
+	}
+	return v, false
 }
 
 // wait polls an order until it is settled.
@@ -230,38 +249,21 @@ func (e *env) wait(owner, id string) core.OrderSummary {
 
 func (e *env) waitFor(owner, id string, ok func(core.OrderSummary) bool, what string) core.OrderSummary {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var s core.OrderSummary
-	var err error
-	for time.Now().Before(deadline) {
-		s, err = e.eng.Order(owner, id)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if ok(s) {
-			return s
-		}
-		time.Sleep(5 * time.Millisecond)
+	s, done := poll(e.t, 90*time.Second, 5*time.Millisecond, func() (core.OrderSummary, error) { return e.eng.Order(owner, id) }, ok)
+	if !done {
+		e.t.Fatalf("order %s not %s within 90s: status %s stage %q", id, what, s.Status, s.ProgressStage)
 	}
-	e.t.Fatalf("order %s not %s within 90s: status %s stage %q", id, what, s.Status, s.ProgressStage)
 	return s
 }
 
 func (e *env) waitBatch(owner, id string) core.BatchAggregate {
 	e.t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := e.eng.Batch(owner, id)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if b.Done {
-			return b
-		}
-		time.Sleep(10 * time.Millisecond)
+	b, ok := poll(e.t, 120*time.Second, 10*time.Millisecond, func() (core.BatchAggregate, error) { return e.eng.Batch(owner, id) },
+		func(b core.BatchAggregate) bool { return b.Done })
+	if !ok {
+		e.t.Fatalf("batch %s not done within 120s", id)
 	}
-	e.t.Fatalf("batch %s not done within 120s", id)
-	return core.BatchAggregate{}
+	return b
 }
 
 // gate is a registered step that holds every order at it until released, so tests

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -69,36 +70,13 @@ func estimateFor(t testing.TB, p *pipeline.Pipeline, opts core.Options, photos .
 // waitBudget blocks until the budget's state satisfies ok, woken by its changes.
 func waitBudget(t testing.TB, b *membudget.Budget, what string, ok func(membudget.Stats) bool) membudget.Stats {
 	t.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		s := b.Stats()
-		if ok(s) {
-			return s
-		}
-		select {
-		case <-s.Changed:
-		case <-timeout:
-			t.Fatalf("budget never %s: %+v", what, s)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := b.Await(ctx, ok)
+	if err != nil {
+		t.Fatalf("budget never %s: %+v", what, s)
 	}
-}
-
-// waitSettled polls an asset until it is ready or failed.
-func (e *env) waitSettled(owner, id string) core.Asset {
-	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		a, err := e.assets.Get(owner, id)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if a.Status == core.AssetReady || a.Status == core.AssetFailed {
-			return a
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.t.Fatalf("asset %s not settled within 60s", id)
-	return core.Asset{}
+	return s
 }
 
 // An order whose estimate exceeds the whole budget fails at once with

@@ -72,6 +72,23 @@ func (b *Budget) Stats() Stats {
 	return Stats{Size: b.size, Used: b.used, Waiting: b.waiters.Len(), Changed: b.changed}
 }
 
+// Await blocks until ok holds for the budget's state, woken by its changes, and
+// returns that state. When ctx ends first it returns the last state seen and ctx's
+// error.
+func (b *Budget) Await(ctx context.Context, ok func(Stats) bool) (Stats, error) {
+	for {
+		s := b.Stats()
+		if ok(s) {
+			return s, nil
+		}
+		select {
+		case <-s.Changed:
+		case <-ctx.Done():
+			return s, ctx.Err()
+		}
+	}
+}
+
 // Claim is a queued request for bytes. It keeps its place in the queue until it is
 // granted (Ready is closed; the bytes are then the claimant's until Release) or
 // withdrawn with Cancel.

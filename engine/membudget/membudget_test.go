@@ -13,18 +13,13 @@ import (
 // waitFor blocks until ok holds for the budget's state, woken by its changes.
 func waitFor(t *testing.T, b *Budget, ok func(Stats) bool) Stats {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		s := b.Stats()
-		if ok(s) {
-			return s
-		}
-		select {
-		case <-s.Changed:
-		case <-timeout:
-			t.Fatalf("budget state never reached: %+v", s)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := b.Await(ctx, ok)
+	if err != nil {
+		t.Fatalf("budget state never reached: %+v", s)
 	}
+	return s
 }
 
 func TestTooLargeFailsAtOnce(t *testing.T) {
