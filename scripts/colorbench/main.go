@@ -32,6 +32,10 @@ import (
 // small enough for a hundred runs.
 const edge = 768
 
+// keptNeutral is the C*ab of the brightest near-neutral surfaces below which a
+// real photo counts as near neutral as shot.
+const keptNeutral = 6.0
+
 // fields are the lights; the first is the reference.
 var fields = []struct {
 	name string
@@ -211,6 +215,10 @@ func report(out, sheet string) error {
 	}
 	fmt.Println()
 	neutral := map[string]float64{}
+	// Colour kept where there is little to correct: the chroma of every method's
+	// result against the photo as shot, on the real photos whose whites are
+	// already near neutral.
+	kept, shot := map[string]float64{}, 0.0
 	var rows [][]*imaging.Image
 	for _, p := range reals {
 		name := filepath.Base(p)
@@ -219,6 +227,10 @@ func report(out, sheet string) error {
 			return err
 		}
 		row := []*imaging.Image{}
+		nearNeutral := colortest.NeutralChroma(before, before, 1) < keptNeutral
+		if nearNeutral {
+			shot += colortest.MeanChroma(before, 2)
+		}
 		fmt.Printf("%-36s", strings.TrimSuffix(name, ".png"))
 		for _, m := range methods {
 			img, err := load(result(out, "real", m, name), edge)
@@ -230,6 +242,9 @@ func report(out, sheet string) error {
 			}
 			v := colortest.NeutralChroma(before, img, 1)
 			neutral[m] += v / float64(len(reals))
+			if nearNeutral {
+				kept[m] += colortest.MeanChroma(img, 2)
+			}
 			fmt.Printf(" %10.2f", v)
 			row = append(row, img)
 		}
@@ -241,6 +256,17 @@ func report(out, sheet string) error {
 		fmt.Printf(" %10.2f", neutral[m])
 	}
 	fmt.Println()
+	if shot > 0 {
+		fmt.Printf("\nColour kept on the real photos near neutral as shot (whites under C*ab %.0f): mean chroma of the result against the photo as shot\n\n", keptNeutral)
+		for _, m := range methods {
+			fmt.Printf(" %10s", m)
+		}
+		fmt.Println()
+		for _, m := range methods {
+			fmt.Printf(" %9.0f%%", 100*kept[m]/shot)
+		}
+		fmt.Println()
+	}
 
 	best := "grayworld"
 	if inv["learning"].Mean < inv[best].Mean {

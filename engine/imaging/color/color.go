@@ -9,8 +9,10 @@
 //     order, Minkowski p = 6), refined by the brightest near-neutral surfaces;
 //   - a field of local deviations from it, one per cell of a coarse grid, from the
 //     near-neutral surfaces and the edges of the cell (Gijsenij et al.'s
-//     multi-illuminant grey-edge, Hsu et al.'s light mixture idea on a grid), shrunk
-//     where a cell has little evidence and capped, then smoothed across cells with a
+//     multi-illuminant grey-edge, Hsu et al.'s light mixture idea on a grid): first
+//     only the affine trend of every cell's edges across the photo, then cells'
+//     near-neutral pixels and their edges alone, shrunk towards the trend where a
+//     cell has little such evidence and capped, then smoothed across cells with a
 //     confidence-weighted (normalised) filter and interpolated bilinearly;
 //   - gains normalised to unit luminance, so lightness stays where it was, and
 //     faded out towards clipped highlights, which carry no colour to correct.
@@ -37,9 +39,10 @@ const (
 	clipLevel    = 0.97 // a coarse pixel reaching this in a channel counts as clipped
 	neutralChr   = 0.10 // chroma (relative) below which a pixel counts as near-neutral
 	localChr     = 0.30 // the looser bound for local near-neutrals, whose light differs
+	edgeChr      = 0.30 // after the first round, edges count only on pixels this near neutral
 	maxDeviation = 1.5  // cap of a cell's log deviation from the global illuminant
 	localShrinkK = 10.0 // evidence (pixels) at which a cell's deviation gets half weight
-	fieldRounds  = 3    // rounds of the local field
+	fieldRounds  = 5    // rounds of the local field
 	offLocus     = 0.35 // most a local deviation may leave the Planckian locus (log)
 	fadeLo       = 0.93 // the correction fades out between these maximum channels
 	fadeHi       = 0.995
@@ -291,16 +294,33 @@ func (e *estimator) field() {
 	ncell := gx * gy
 	dev := make([]float64, ncell*3) // log deviation per channel, unit luminance
 	prev := make([]float64, ncell*3)
+	trend := make([]float64, ncell*3)
 	wt := make([]float64, ncell)
 	sm := make([]float64, ncell*3)
 	sw := make([]float64, ncell)
 	// Each round selects a cell's near-neutral surfaces under the light the round
 	// before found there, so the field can follow a light far from the global one
 	// (a lamp at one end of the room, daylight at the other).
+	//
+	// The first round takes every edge, so a strong cast at one side of the room
+	// is seen at all, but keeps only its affine trend: a window-to-lamp gradient
+	// is smooth across the photo, the colour of wooden cabinets or a painted wall
+	// is not, and their edges are as coloured as they are. Later rounds take edges
+	// only on near-neutral pixels under the light found so far, and a cell with
+	// little such evidence falls back to the trend, not to its own surfaces.
 	for round := range fieldRounds {
 		copy(prev, dev)
-		e.cells(dev, prev, wt)
-		e.smooth(dev, wt, sm, sw, round == fieldRounds-1)
+		ec := math.Inf(1)
+		if round > 0 {
+			ec = edgeChr
+		}
+		e.cells(dev, prev, wt, trend, ec)
+		e.fitTrend(dev, wt, trend)
+		if round == 0 {
+			copy(dev, trend)
+			continue
+		}
+		e.smooth(dev, wt, sm, sw)
 	}
 	for k := range ncell {
 		var ill [3]float64
@@ -315,8 +335,9 @@ func (e *estimator) field() {
 }
 
 // cells estimates each cell's log deviation from the global light into dev, with
-// its weight in wt; prev holds the previous round's field.
-func (e *estimator) cells(dev, prev, wt []float64) {
+// its weight in wt, shrunk towards trend where evidence is thin; prev holds the
+// previous round's field. Edges count only on pixels with chroma below edgeChr.
+func (e *estimator) cells(dev, prev, wt, trend []float64, edgeChr float64) {
 	gx, cell, cw := e.gx, e.cell, e.cw
 	imaging.Bands(e.gy, func(_, r0, r1 int) {
 		for cyi := r0; cyi < r1; cyi++ {
@@ -346,7 +367,7 @@ func (e *estimator) cells(dev, prev, wt []float64) {
 							nw += w
 						}
 						// Edges: the local grey-edge (p = 2), on the divided copy.
-						if x > 0 && x < cw-1 && y > 0 && y < e.ch-1 && !e.clip[i+1] && !e.clip[i-1] && !e.clip[i+cw] && !e.clip[i-cw] {
+						if chr < edgeChr && x > 0 && x < cw-1 && y > 0 && y < e.ch-1 && !e.clip[i+1] && !e.clip[i-1] && !e.clip[i+cw] && !e.clip[i-cw] {
 							var m [3]float64
 							for c := range 3 {
 								dx := float64(e.coarse[(i+1)*3+c]-e.coarse[(i-1)*3+c]) / e.glob[c]
@@ -380,7 +401,7 @@ func (e *estimator) cells(dev, prev, wt []float64) {
 					est = [3]float64{1, 1, 1}
 				}
 				est = unit(est)
-				// Little evidence: the global light; a large deviation: capped, since
+				// Little evidence: the trend; a large deviation: capped, since
 				// a cell that differs that much is more likely a coloured surface.
 				s := evidence / (evidence + localShrinkK)
 				var d [3]float64
@@ -389,7 +410,8 @@ func (e *estimator) cells(dev, prev, wt []float64) {
 				}
 				d = alongLocus(d)
 				for c := range 3 {
-					dev[k*3+c] = s * d[c]
+					t := trend[k*3+c]
+					dev[k*3+c] = t + s*(d[c]-t)
 				}
 				wt[k] = s + 1e-3
 			}
@@ -398,41 +420,35 @@ func (e *estimator) cells(dev, prev, wt []float64) {
 }
 
 // smooth filters the field with a confidence-weighted 3×3 binomial filter, so a
-// cell with little evidence takes its neighbours' light; twice in the last round.
-func (e *estimator) smooth(dev, wt, sm, sw []float64, last bool) {
+// cell with little evidence takes its neighbours' light.
+func (e *estimator) smooth(dev, wt, sm, sw []float64) {
 	gx, gy := e.gx, e.gy
-	passes := 1
-	if last {
-		passes = 1
-	}
-	for range passes {
-		for y := range gy {
-			for x := range gx {
-				var acc [3]float64
-				var a float64
-				for dy := -1; dy <= 1; dy++ {
-					for dx := -1; dx <= 1; dx++ {
-						xx, yy := x+dx, y+dy
-						if xx < 0 || yy < 0 || xx >= gx || yy >= gy {
-							continue
-						}
-						k := (2 - abs(dx)) * (2 - abs(dy))
-						w := float64(k) * wt[yy*gx+xx]
-						for c := range 3 {
-							acc[c] += w * dev[(yy*gx+xx)*3+c]
-						}
-						a += w
+	for y := range gy {
+		for x := range gx {
+			var acc [3]float64
+			var a float64
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					xx, yy := x+dx, y+dy
+					if xx < 0 || yy < 0 || xx >= gx || yy >= gy {
+						continue
 					}
+					k := (2 - abs(dx)) * (2 - abs(dy))
+					w := float64(k) * wt[yy*gx+xx]
+					for c := range 3 {
+						acc[c] += w * dev[(yy*gx+xx)*3+c]
+					}
+					a += w
 				}
-				for c := range 3 {
-					sm[(y*gx+x)*3+c] = acc[c] / a
-				}
-				sw[y*gx+x] = a / 16
 			}
+			for c := range 3 {
+				sm[(y*gx+x)*3+c] = acc[c] / a
+			}
+			sw[y*gx+x] = a / 16
 		}
-		copy(dev, sm)
-		copy(wt, sw)
 	}
+	copy(dev, sm)
+	copy(wt, sw)
 }
 
 // locusR and locusB are the direction in which lights differ between a window and
@@ -522,3 +538,74 @@ func (e *estimator) apply() {
 }
 
 func clampi(i, n int) int { return min(n-1, max(0, i)) }
+
+// fitTrend fits each log channel of the field with an affine function of the cell
+// position, weighted by wt (least squares), into trend: the large-scale course of
+// the light, which single coloured surfaces hardly move.
+func (e *estimator) fitTrend(dev, wt, trend []float64) {
+	gx, gy := e.gx, e.gy
+	var m [3][3]float64
+	var rhs [3][3]float64
+	for y := range gy {
+		for x := range gx {
+			k := y*gx + x
+			u := cellPos(x, y, gx, gy)
+			for i := range 3 {
+				for j := range 3 {
+					m[i][j] += wt[k] * u[i] * u[j]
+				}
+				for c := range 3 {
+					rhs[c][i] += wt[k] * u[i] * dev[k*3+c]
+				}
+			}
+		}
+	}
+	var coef [3][3]float64
+	for c := range 3 {
+		coef[c] = solve3(m, rhs[c])
+	}
+	for y := range gy {
+		for x := range gx {
+			k := y*gx + x
+			u := cellPos(x, y, gx, gy)
+			var d [3]float64
+			for c := range 3 {
+				d[c] = coef[c][0]*u[0] + coef[c][1]*u[1] + coef[c][2]*u[2]
+			}
+			d = alongLocus(d)
+			copy(trend[k*3:k*3+3], d[:])
+		}
+	}
+}
+
+// cellPos is the affine basis at a cell: 1 and its centre, from -0.5 to 0.5.
+func cellPos(x, y, gx, gy int) [3]float64 {
+	return [3]float64{1, (float64(x)+0.5)/float64(gx) - 0.5, (float64(y)+0.5)/float64(gy) - 0.5}
+}
+
+// solve3 solves m·x = b by Cramer's rule; a singular system (a grid of one row
+// or column, or no evidence) gives the constant fit alone, or nothing.
+func solve3(m [3][3]float64, b [3]float64) [3]float64 {
+	d := det3(m)
+	if math.Abs(d) < 1e-12 {
+		if m[0][0] > 1e-12 {
+			return [3]float64{b[0] / m[0][0], 0, 0}
+		}
+		return [3]float64{}
+	}
+	var x [3]float64
+	for i := range 3 {
+		a := m
+		for r := range 3 {
+			a[r][i] = b[r]
+		}
+		x[i] = det3(a) / d
+	}
+	return x
+}
+
+func det3(a [3][3]float64) float64 {
+	return a[0][0]*(a[1][1]*a[2][2]-a[1][2]*a[2][1]) -
+		a[0][1]*(a[1][0]*a[2][2]-a[1][2]*a[2][0]) +
+		a[0][2]*(a[1][0]*a[2][1]-a[1][1]*a[2][0])
+}

@@ -1,6 +1,7 @@
 package color_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,8 +102,8 @@ func TestInvarianceUnderLight(t *testing.T) {
 	so, sn := colortest.Summarize(ours), colortest.Summarize(none)
 	t.Logf("all: ours mean %.2f p95 %.2f, uncorrected mean %.2f p95 %.2f; chroma at 6500 K %.1f, corrected %.1f",
 		so.Mean, so.P95, sn.Mean, sn.P95, chromaIn, chromaOut)
-	// Measured: 1.39 against 11.18 uncorrected, p95 6.47 against 26.68, chroma
-	// kept at 77 % (the photos' own casts go too); the bounds leave room for
+	// Measured: 1.37 against 11.18 uncorrected, p95 6.30 against 26.68, chroma
+	// kept at 84 % (the photos' own casts go too); the bounds leave room for
 	// rounding, not for regressions.
 	if so.Mean > 0.15*sn.Mean || so.Mean > 1.6 {
 		t.Errorf("invariance: mean CIEDE2000 %.2f, uncorrected %.2f", so.Mean, sn.Mean)
@@ -110,8 +111,66 @@ func TestInvarianceUnderLight(t *testing.T) {
 	if so.P95 > 0.3*sn.P95 {
 		t.Errorf("invariance: p95 CIEDE2000 %.2f, uncorrected %.2f", so.P95, sn.P95)
 	}
-	if chromaOut < 0.72*chromaIn {
+	if chromaOut < 0.80*chromaIn {
 		t.Errorf("correction drains colour: mean chroma %.1f from %.1f", chromaOut, chromaIn)
+	}
+}
+
+// The colours that belong to the room stay: on the real interiors whose whites
+// are already near neutral as shot, a correction has little to do, so their
+// chroma should barely change; and the wooden cabinets of a kitchen keep their
+// hue and most of their chroma while its whites stay neutral.
+func TestKeepsRoomColours(t *testing.T) {
+	var before, after float64
+	n := 0
+	for _, p := range photos(t) {
+		if !strings.Contains(p, string(filepath.Separator)+"interiors"+string(filepath.Separator)) {
+			continue
+		}
+		src := load(t, p, 384)
+		if colortest.NeutralChroma(src, src, 1) >= 6 {
+			continue // a visible cast: there is colour to take away
+		}
+		fixed := src.Clone()
+		if _, err := color.Correct(fixed); err != nil {
+			t.Fatal(err)
+		}
+		a, b := colortest.MeanChroma(src, 2), colortest.MeanChroma(fixed, 2)
+		t.Logf("%-36s chroma %.1f -> %.1f", filepath.Base(p), a, b)
+		before += a
+		after += b
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no interior near neutral as shot")
+	}
+	t.Logf("%d interiors near neutral as shot: mean chroma %.1f -> %.1f (%.0f %%)", n, before/float64(n), after/float64(n), 100*after/before)
+	// Measured: 90 % (74 % when the field trusted every edge of every cell).
+	if after < 0.85*before {
+		t.Errorf("colour drained on photos that need little correction: mean chroma %.1f from %.1f", after/float64(n), before/float64(n))
+	}
+
+	src := load(t, testphotos.Path(t, "interiors", "houses_185_kitchen.jpg"), 384)
+	fixed := src.Clone()
+	if _, err := color.Correct(fixed); err != nil {
+		t.Fatal(err)
+	}
+	// The cabinets: warm wood, saturated and neither dark nor bright.
+	wood := func(l colortest.Lab) bool {
+		h := math.Atan2(l.B, l.A) * 180 / math.Pi
+		return l.Chroma() > 15 && h > 40 && h < 90 && l.L > 20 && l.L < 85
+	}
+	c0, h0 := colortest.Surface(src, src, 1, wood)
+	c1, h1 := colortest.Surface(src, fixed, 1, wood)
+	n0, n1 := colortest.NeutralChroma(src, src, 1), colortest.NeutralChroma(src, fixed, 1)
+	t.Logf("kitchen cabinets: C*ab %.1f -> %.1f, hue %.1f -> %.1f degrees; whites C*ab %.2f -> %.2f", c0, c1, h0, h1, n0, n1)
+	// Measured: 72 % of the chroma kept, hue moved 4.6 degrees (57 % and 7.3
+	// degrees when the field trusted every edge), whites 4.1 to 3.7.
+	if c1 < 0.66*c0 || math.Abs(h1-h0) > 6 {
+		t.Errorf("kitchen cabinets: C*ab %.1f -> %.1f, hue %.1f -> %.1f", c0, c1, h0, h1)
+	}
+	if n1 > n0 {
+		t.Errorf("kitchen whites: C*ab %.2f -> %.2f", n0, n1)
 	}
 }
 

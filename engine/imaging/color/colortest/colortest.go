@@ -319,3 +319,30 @@ func NeutralChroma(ref, img *imaging.Image, step int) float64 {
 	}
 	return s / float64(len(cand))
 }
+
+// Surface is the mean C*ab and hue angle (degrees, of the mean a*, b*) in img of
+// the pixels of ref whose CIELAB colour sel picks: the same surface measured
+// before and after a correction.
+func Surface(ref, img *imaging.Image, step int, sel func(Lab) bool) (chroma, hue float64) {
+	var sc, sa, sb float64
+	n := 0
+	for y := 0; y < ref.H(); y += step {
+		r, o := ref.Row(y), img.Row(y)
+		for x := 0; x < ref.W(); x += step {
+			p := r[x*ref.C : x*ref.C+3]
+			if !sel(LabOf(float64(p[0]), float64(p[1]), float64(p[2]))) {
+				continue
+			}
+			q := o[x*img.C : x*img.C+3]
+			l := LabOf(float64(q[0]), float64(q[1]), float64(q[2]))
+			sc += l.Chroma()
+			sa += l.A
+			sb += l.B
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sc / float64(n), hueDeg(sa, sb)
+}
