@@ -17,6 +17,7 @@ import (
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/store"
+	"github.com/porchlight/porchlight/internal/syncbuf"
 )
 
 // Test-only routes, registered like any route group so they pass through the same
@@ -109,19 +110,6 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer collects log output from handlers running on other goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 type testEnv struct {
 	t      *testing.T
 	base   string
@@ -130,7 +118,7 @@ type testEnv struct {
 	keys   *keys.Service
 	admin  string
 	clock  *fakeClock
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	client *http.Client
 	cancel context.CancelFunc
 	done   chan error
@@ -150,7 +138,7 @@ func startServer(t *testing.T, mutate ...func(*Config)) *testEnv {
 	if _, err := ks.EnsureBootstrap(adminSecret); err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{t: t, keys: ks, admin: adminSecret, logs: &syncBuffer{},
+	env := &testEnv{t: t, keys: ks, admin: adminSecret, logs: &syncbuf.Buffer{},
 		clock: &fakeClock{t: time.Date(2025, 6, 1, 9, 0, 10, 0, time.UTC)}}
 	listening := make(chan string, 1)
 	cfg := Config{

@@ -30,6 +30,7 @@ import (
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/pipeline"
 	"github.com/porchlight/porchlight/engine/store"
+	"github.com/porchlight/porchlight/internal/syncbuf"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -107,7 +108,7 @@ func startFull(t *testing.T, opts ...fullOption) *fullEnv {
 	if _, err := ks.EnsureBootstrap(adminSecret); err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{t: t, keys: ks, admin: adminSecret, logs: &syncBuffer{},
+	env := &testEnv{t: t, keys: ks, admin: adminSecret, logs: &syncbuf.Buffer{},
 		clock: &fakeClock{t: time.Date(2025, 6, 1, 9, 0, 10, 0, time.UTC)}}
 	log := slog.New(slog.NewTextHandler(env.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f := &fullEnv{testEnv: env, dir: dir, db: db}

@@ -1,40 +1,20 @@
 package hotfolder
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/porchlight/porchlight/internal/syncbuf"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
-// logBuffer collects log records at the default level, for asserting what a user
-// sees without turning on debug logging.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startLogged is start with a logger at the default (info) level into buf.
-func (e *env) startLogged(buf *logBuffer, cfgs ...Config) *Service {
+func (e *env) startLogged(buf *syncbuf.Buffer, cfgs ...Config) *Service {
 	e.t.Helper()
 	return e.serve(e.assets, slog.New(slog.NewTextHandler(buf, nil)), cfgs...)
 }
@@ -58,7 +38,7 @@ func TestBadFilesGoToErrorsAtOnceAndOthersCarryOn(t *testing.T) {
 	c := folderConfig(t, "studio")
 	c.Grouping, c.Count = GroupAuto, 0
 	c.MaxWait = DefaultMaxWait
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	e.startLogged(&logs, c)
 
 	kitchen := readPhoto(t, photoKitchen...)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/internal/syncbuf"
 )
 
 // linkedConfig is folderConfig with the input given as a symbolic link (root/in) to
@@ -87,7 +88,7 @@ func TestDanglingAndRetargetedInputLink(t *testing.T) {
 	base := t.TempDir()
 	first, second := filepath.Join(base, "first"), filepath.Join(base, "second")
 	c := linkedConfig(t, "mount", first, false)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	e.startLogged(logs, c)
 
 	waitFor(t, 10*time.Second, "the folder to pause", func() bool {
@@ -149,7 +150,7 @@ func (s *spyAssets) saw(data []byte) bool {
 }
 
 // startSpied is startLogged with the asset store watched.
-func (e *env) startSpied(logs *logBuffer, cfgs ...Config) *spyAssets {
+func (e *env) startSpied(logs *syncbuf.Buffer, cfgs ...Config) *spyAssets {
 	e.t.Helper()
 	spy := &spyAssets{Assets: e.assets}
 	e.serve(spy, slog.New(slog.NewTextHandler(logs, nil)), cfgs...)
@@ -247,7 +248,7 @@ func TestSettledPhotoReplacedByALinkFailsItsSceneUnread(t *testing.T) {
 	secret, data := secretLike(t, p)
 	swapForLink(t, p, secret)
 
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	spy := e.startSpied(logs, c)
 	waitFor(t, 30*time.Second, "the scene to fail", func() bool { return e.status("studio").Failed == 1 })
 
@@ -310,7 +311,7 @@ func TestLinksInsideTheInputAreNeverFollowed(t *testing.T) {
 	}
 	drop(t, c.Input, "room.jpg", readPhoto(t, photoBedroom...))
 
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	spy := e.startSpied(logs, c)
 	waitFor(t, 30*time.Second, "the photo beside the links", func() bool { return e.settledCount("studio") == 1 })
 	if got := outputs(t, c.Output); !slices.Equal(got, []string{"room.jpg"}) {
