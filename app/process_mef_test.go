@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"image"
 	_ "image/jpeg"
 	_ "image/png"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
 	"github.com/porchlight/porchlight/engine/imaging/quality"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -75,7 +75,7 @@ func TestProcessMEFSSIMAtLeastAnchors(t *testing.T) {
 			seq := make([]*imaging.Image, len(names))
 			for i, n := range names {
 				files[i] = filepath.Join(root, scene, n)
-				seq[i] = mefLoad(t, files[i])
+				seq[i] = imagingtest.LoadFile(t, files[i])
 			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "process.jpg")
@@ -91,7 +91,7 @@ func TestProcessMEFSSIMAtLeastAnchors(t *testing.T) {
 				}
 				return r.Score
 			}
-			got := score(mefLoad(t, out))
+			got := score(imagingtest.LoadFile(t, out))
 			fused, err := fuse.Fuse(seq, fuse.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestProcessMEFSSIMAtLeastAnchors(t *testing.T) {
 				mefRun(t, py, append([]string{"-c", mefMertens, cv}, files...)...)
 				en := filepath.Join(dir, "enfuse.tif")
 				mefRun(t, enfuse, append([]string{"-o", en}, files...)...)
-				a, ok, src = mefAnchors{OpenCV: score(mefLoad(t, cv)), Enfuse: score(mefLoad(t, en))}, true, "measured"
+				a, ok, src = mefAnchors{OpenCV: score(imagingtest.LoadFile(t, cv)), Enfuse: score(imagingtest.LoadFile(t, en))}, true, "measured"
 				golden[scene] = a
 			}
 			if !ok {
@@ -153,18 +153,4 @@ func mefRun(t *testing.T, name string, args ...string) {
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
-}
-
-func mefLoad(t *testing.T, p string) *imaging.Image {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return imaging.FromImage(m, false)
 }

@@ -18,14 +18,20 @@ import (
 // image, skipping the test when the folder is absent.
 func LoadPhoto(tb testing.TB, rel ...string) *imaging.Image {
 	tb.Helper()
-	f, err := os.Open(testphotos.Path(tb, rel...))
+	return LoadFile(tb, testphotos.Path(tb, rel...))
+}
+
+// LoadFile decodes the JPEG or PNG file at path into a linear image.
+func LoadFile(tb testing.TB, path string) *imaging.Image {
+	tb.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
 	m, _, err := image.Decode(f)
 	if err != nil {
-		tb.Fatalf("decode %v: %v", rel, err)
+		tb.Fatalf("decode %s: %v", path, err)
 	}
 	return imaging.FromImage(m, false)
 }

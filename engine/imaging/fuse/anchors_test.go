@@ -3,7 +3,6 @@ package fuse_test
 import (
 	"bytes"
 	"fmt"
-	"image"
 	_ "image/jpeg"
 	"image/png"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging/align"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
 	"github.com/porchlight/porchlight/engine/imaging/quality"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -72,7 +72,7 @@ func TestMEFSSIMAgainstAnchors(t *testing.T) {
 			frames := alignedFrames(t, name, dir)
 			seq := make([]*imaging.Image, len(frames))
 			for i, f := range frames {
-				seq[i] = loadFile(t, f)
+				seq[i] = imagingtest.LoadFile(t, f)
 			}
 			t0 := time.Now()
 			ours, err := fuse.Fuse(seq, fuse.DefaultOptions())
@@ -95,7 +95,7 @@ func TestMEFSSIMAgainstAnchors(t *testing.T) {
 				}
 				return r.Score
 			}
-			so, se, sc := score(ours), score(loadFile(t, enf)), score(loadFile(t, cv))
+			so, se, sc := score(ours), score(imagingtest.LoadFile(t, enf)), score(imagingtest.LoadFile(t, cv))
 			line := fmt.Sprintf("%-26s ours %.4f  enfuse %.4f  opencv %.4f  (%d brackets, fuse %v)", name, so, se, sc, len(seq), dt.Round(time.Millisecond))
 			t.Log(line)
 			report = append(report, line)
@@ -129,7 +129,7 @@ func alignedFrames(t *testing.T, scene, dir string) []string {
 	}
 	imgs := make([]*imaging.Image, len(names))
 	for i, n := range names {
-		imgs[i] = loadFile(t, filepath.Join(src, n))
+		imgs[i] = imagingtest.LoadFile(t, filepath.Join(src, n))
 	}
 	al, ts, err := align.Align(imgs, align.ReferenceIndex(imgs), align.Options{})
 	if err != nil {
@@ -155,18 +155,4 @@ func run(t *testing.T, name string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
-}
-
-func loadFile(t testing.TB, p string) *imaging.Image {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return imaging.FromImage(m, false)
 }

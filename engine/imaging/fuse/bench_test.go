@@ -7,6 +7,7 @@ import (
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -15,7 +16,7 @@ func officeMiddle(b *testing.B) []*imaging.Image {
 	dir := filepath.Join(testphotos.Dir(b), "brackets", "office_fisheye_5dmk2")
 	imgs := make([]*imaging.Image, 3)
 	for i, n := range []string{"IMG_6961.JPG", "IMG_6963.JPG", "IMG_6965.JPG"} {
-		imgs[i] = loadFile(b, filepath.Join(dir, n))
+		imgs[i] = imagingtest.LoadFile(b, filepath.Join(dir, n))
 	}
 	return imgs
 }

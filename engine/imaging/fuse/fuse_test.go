@@ -21,7 +21,7 @@ func loadHouse(t testing.TB) []*imaging.Image {
 	dir := filepath.Join(testphotos.Dir(t), "brackets", "house_interior_kim")
 	var seq []*imaging.Image
 	for _, n := range []string{"A.jpg", "B.jpg", "C.jpg", "D.jpg"} {
-		seq = append(seq, loadFile(t, filepath.Join(dir, n)))
+		seq = append(seq, imagingtest.LoadFile(t, filepath.Join(dir, n)))
 	}
 	return seq
 }
@@ -160,7 +160,7 @@ func TestFuseGolden(t *testing.T) {
 		}
 		f.Close()
 	}
-	want := loadFile(t, path)
+	want := imagingtest.LoadFile(t, path)
 	s, err := quality.SSIM(want, out, quality.SSIMOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
 // photo12MP is the overcast building exterior (4032x2268) scaled to 12 megapixels.
 func photo12MP(b *testing.B) *imaging.Image {
-	img := loadFile(b, testphotos.Path(b, "brackets", "building_exterior_phone", "20240401_175720.JPG"))
+	img := imagingtest.LoadFile(b, testphotos.Path(b, "brackets", "building_exterior_phone", "20240401_175720.JPG"))
 	k := math.Sqrt(12e6 / float64(img.W()*img.H()))
 	return imaging.Resize(img, int(float64(img.W())*k), int(float64(img.H())*k))
 }
@@ -38,7 +39,7 @@ func BenchmarkReplace12MP(b *testing.B) {
 }
 
 func BenchmarkReplace1MP(b *testing.B) {
-	img := loadFile(b, testphotos.Path(b, "exteriors", "houses_117_frontal.jpg"))
+	img := imagingtest.LoadFile(b, testphotos.Path(b, "exteriors", "houses_117_frontal.jpg"))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

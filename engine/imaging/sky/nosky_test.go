@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -22,7 +23,7 @@ func TestNoSkyIndoors(t *testing.T) {
 		if testing.Short() && filepath.Ext(fn) == ".JPG" && name != "HDRI_Sample_Scene_Window_-_06.jpg" {
 			continue // the 9-megapixel interior is slow to decode with the standard library
 		}
-		img := loadFile(t, fn)
+		img := imagingtest.LoadFile(t, fn)
 		before := slices.Clone(img.Pix)
 		matte, res, err := Segment(img)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -105,7 +106,7 @@ func TestReplaceExteriors(t *testing.T) {
 	var rows [][]*image.NRGBA
 	for _, fn := range files {
 		name := filepath.Base(fn)
-		img := loadFile(t, fn)
+		img := imagingtest.LoadFile(t, fn)
 		matte, res, err := Segment(img)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -46,7 +47,7 @@ func TestSegmentIoU(t *testing.T) {
 	sum := 0.0
 	for _, fn := range imgs {
 		id := strings.TrimSuffix(filepath.Base(fn), ".jpg")
-		img := loadFile(t, fn)
+		img := imagingtest.LoadFile(t, fn)
 		mw, mh, gt := loadMask(t, filepath.Join(dir, "sky", "masks", id+".png"))
 		if mw != img.W() || mh != img.H() {
 			t.Fatalf("%s: mask %dx%d, image %dx%d", id, mw, mh, img.W(), img.H())
