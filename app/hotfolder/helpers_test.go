@@ -83,7 +83,10 @@ func newEnv(t testing.TB, dataDir string) *env {
 		t.Fatal(err)
 	}
 	e.pipe = pipeline.New(pipeline.Config{Logger: log, MaxEdge: 1024})
-	eng, err = engine.New(e.db, e.assets, engine.Config{Workers: 2, Pipeline: e.pipe, Logger: log, MemoryBudget: 2 << 30})
+	// The crash test kills the process four times on purpose; an order caught running
+	// at three of them would otherwise fail as a poison pill (MaxAttempts, 3 by default).
+	eng, err = engine.New(e.db, e.assets, engine.Config{Workers: 2, Pipeline: e.pipe, Logger: log,
+		MemoryBudget: 2 << 30, MaxAttempts: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
