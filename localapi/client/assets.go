@@ -91,6 +91,16 @@ func (c *Client) DeclareAsset(ctx context.Context, filename, contentType string)
 	return d, err
 }
 
+// ReissueUploadURL is POST /v1/assets/:id/upload-url: a new signed address for a
+// pending upload, which also extends its life. Each call spends an upload token, so
+// it is retried only when the server says it did nothing.
+func (c *Client) ReissueUploadURL(ctx context.Context, id string) (Declared, error) {
+	var d Declared
+	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/assets/" + escape(id) + "/upload-url",
+		retry: retryLimited}, &d)
+	return d, err
+}
+
 // PutUpload sends the bytes to a signed upload address (no API key). It is safe to
 // repeat, so it is retried like a read.
 func (c *Client) PutUpload(ctx context.Context, uploadURL, contentType string, data []byte) error {
