@@ -69,6 +69,9 @@ func openaiError(w http.ResponseWriter, status int, typ, param, code, msg string
 
 func (f *OpenAI) edits(w http.ResponseWriter, r *http.Request) {
 	if f.Key != "" && r.Header.Get("Authorization") != "Bearer "+f.Key {
+		// The API's front end takes the whole request before answering; refusing
+		// half-way would reset a client still sending and hide the 401 behind it.
+		io.Copy(io.Discard, r.Body)
 		openaiError(w, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", "Incorrect API key provided.")
 		return
 	}
