@@ -27,8 +27,8 @@ func whiteBalanceGains(temperature, tint float64) [3]float64 {
 	if temperature != 0 {
 		mired := 1e6/refCCT - miredPerUnit*temperature
 		cct := math.Min(maxCCT, math.Max(minCCT, 1e6/mired))
-		ref := planckianRGB(refCCT)
-		ill := planckianRGB(cct)
+		ref := PlanckianRGB(refCCT)
+		ill := PlanckianRGB(cct)
 		for c := range g {
 			g[c] = ref[c] / ill[c]
 		}
@@ -43,9 +43,9 @@ func whiteBalanceGains(temperature, tint float64) [3]float64 {
 	return g
 }
 
-// planckianRGB is the linear sRGB color (luminance 1) of a blackbody at cct kelvin,
+// PlanckianRGB is the linear sRGB color (luminance 1) of a blackbody at cct kelvin,
 // from the cubic fit of the Planckian locus by Kim et al. (2002), valid 1667-25000 K.
-func planckianRGB(cct float64) [3]float64 {
+func PlanckianRGB(cct float64) [3]float64 {
 	t := cct
 	var x float64
 	if t <= 4000 {

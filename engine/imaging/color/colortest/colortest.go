@@ -5,6 +5,7 @@
 package colortest
 
 import (
+	"github.com/porchlight/porchlight/engine/imaging/tone"
 	"math"
 	"sort"
 
@@ -99,27 +100,8 @@ func rad(d float64) float64 { return d * math.Pi / 180 }
 // (Kim et al.'s cubic fit of the locus in CIE xy, 1667 K to 25000 K), at unit
 // luminance.
 func Planckian(kelvin float64) [3]float64 {
-	t := kelvin
-	var x float64
-	if t <= 4000 {
-		x = -0.2661239e9/(t*t*t) - 0.2343589e6/(t*t) + 0.8776956e3/t + 0.179910
-	} else {
-		x = -3.0258469e9/(t*t*t) + 2.1070379e6/(t*t) + 0.2226347e3/t + 0.240390
-	}
-	var y float64
-	switch {
-	case t <= 2222:
-		y = -1.1063814*x*x*x - 1.34811020*x*x + 2.18555832*x - 0.20219683
-	case t <= 4000:
-		y = -0.9549476*x*x*x - 1.37418593*x*x + 2.09137015*x - 0.16748867
-	default:
-		y = 3.0817580*x*x*x - 5.87338670*x*x + 3.75112997*x - 0.37001483
-	}
-	X, Y, Z := x/y, 1.0, (1-x-y)/y
-	r := 3.2404542*X - 1.5371385*Y - 0.4985314*Z
-	g := -0.9692660*X + 1.8760108*Y + 0.0415560*Z
-	b := 0.0556434*X - 0.2040259*Y + 1.0572252*Z
-	return [3]float64{max(r, 1e-3), max(g, 1e-3), max(b, 1e-3)}
+	p := tone.PlanckianRGB(kelvin)
+	return [3]float64{max(p[0], 1e-3), max(p[1], 1e-3), max(p[2], 1e-3)}
 }
 
 // Cast returns the diagonal transform that turns a photo white-balanced for D65
