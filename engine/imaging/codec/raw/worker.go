@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -20,10 +21,15 @@ import (
 // on malformed files (fuzzing found a segfault in its TIFF parser when reading from
 // memory). A crash must not take the application down with it, so every LibRaw call
 // runs in a short-lived child process: this same executable, started with WorkerEnv
-// set, which the init function below turns into a LibRaw worker before main runs.
-// The file travels to the child on stdin and LibRaw reads it from memory
-// (libraw_open_buffer); results come back on stdout. A child that crashes, or runs
-// past Timeout, yields ErrCrashed.
+// set, whose main hands over to MaybeRunWorker before doing anything else. The file
+// travels to the child on stdin and LibRaw reads it from memory (libraw_open_buffer);
+// results come back on stdout. A child that crashes, or runs past Timeout, yields
+// ErrCrashed.
+//
+// The worker is registered explicitly, as moby's reexec does: only an executable
+// whose main (or a test binary whose TestMain) calls MaybeRunWorker ever starts
+// itself as a worker or turns into one. Any other binary that imports this package
+// runs LibRaw in its own process, unprotected, and ignores WorkerEnv.
 
 // WorkerEnv is the environment variable that makes this executable a LibRaw worker.
 const WorkerEnv = "PORCHLIGHT_LIBRAW_WORKER"
@@ -47,14 +53,25 @@ const (
 	limitCPUEnv    = "PORCHLIGHT_LIBRAW_CPU"
 )
 
-func init() {
-	if os.Getenv(WorkerEnv) == "1" {
-		if err := applyLimits(os.Getenv(limitMemoryEnv), os.Getenv(limitCPUEnv)); err != nil {
-			fmt.Fprintln(os.Stderr, "raw worker:", err)
-			os.Exit(3)
-		}
-		os.Exit(serveWorker(os.Stdin, os.Stdout))
+// registered records that this executable's main called MaybeRunWorker, so a child
+// started from it serves LibRaw calls instead of running the program.
+var registered atomic.Bool
+
+// MaybeRunWorker registers this executable as the LibRaw worker; main calls it first
+// thing, and the TestMain of a test binary that decodes RAW files likewise. In a
+// process started as a worker (WorkerEnv set) it serves the one request on stdin and
+// returns the process's exit status and true: the caller exits with that status at
+// once. Anywhere else it returns 0 and false, and the program goes on.
+func MaybeRunWorker() (exitCode int, isWorker bool) {
+	registered.Store(true)
+	if os.Getenv(WorkerEnv) != "1" {
+		return 0, false
 	}
+	if err := applyLimits(os.Getenv(limitMemoryEnv), os.Getenv(limitCPUEnv)); err != nil {
+		fmt.Fprintln(os.Stderr, "raw worker:", err)
+		return 3, true
+	}
+	return serveWorker(os.Stdin, os.Stdout), true
 }
 
 // workerCommand is the command line of one worker: this executable with only the
@@ -179,8 +196,9 @@ var (
 )
 
 // call runs one operation in a worker process and decodes a successful answer with ok.
-// When this executable cannot be started again (deleted, or exec forbidden), the
-// operation runs in this process instead.
+// When this executable is no worker (MaybeRunWorker never called) or cannot be
+// started again (deleted, or exec forbidden), the operation runs in this process
+// instead.
 func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 	if len(data) == 0 {
 		return &Error{Code: -2, Op: "open"} // LIBRAW_FILE_UNSUPPORTED
@@ -197,7 +215,7 @@ func call(op byte, half bool, data []byte, ok func(io.Reader) error) error {
 		work(op, half, data, &buf)
 		return readResponse(&buf, ok)
 	}
-	if exePath == "" {
+	if exePath == "" || !registered.Load() {
 		return inProcess()
 	}
 	cmd := workerCommand(exePath)
