@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // BenchmarkIdleRescan is the cost of the periodic rescan of a folder holding 1000
@@ -14,8 +16,8 @@ func BenchmarkIdleRescan(b *testing.B) {
 	dir := b.TempDir()
 	f := &folder{
 		cfg:     Config{Input: dir, Done: filepath.Join(dir, DefaultDone), Errors: filepath.Join(dir, DefaultErrors), Output: filepath.Join(dir, "out"), Settle: time.Second, Rescan: time.Minute},
-		files:   map[string]*fileEntry{},
-		active:  map[string]*sceneRecord{},
+		files:   map[string]*journal.FileEntry{},
+		active:  map[string]*journal.Scene{},
 		tracked: map[string]*tracked{}, lastChange: map[string]time.Time{}, firstWait: map[string]time.Time{},
 	}
 	for i := range 1000 {
@@ -23,7 +25,7 @@ func BenchmarkIdleRescan(b *testing.B) {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte("x"), 0o644)
 		st, _ := os.Stat(p)
-		f.files[name] = &fileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), Scene: "done-scene"}
+		f.files[name] = &journal.FileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), Scene: "done-scene"}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
@@ -65,7 +66,7 @@ type fileInfo struct {
 	domain  string // first path element for files in subfolders, "" for loose files
 	size    int64
 	mtimeNs int64
-	id      fileID // as listed, without following a link
+	id      journal.FileID // as listed, without following a link
 }
 
 // listFiles walks the input folder root (already resolved, see ResolveInput) and

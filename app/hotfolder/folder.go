@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // folder is one hot folder: its scan loop (run) and the state the workers and the
@@ -21,16 +23,16 @@ import (
 type folder struct {
 	svc *Service
 	cfg Config
-	j   journal
+	j   folderJournal
 	log *slog.Logger
 
 	kick chan struct{} // pause, resume: scan now
 
 	mu         sync.Mutex
-	files      map[string]*fileEntry   // journaled files, by path relative to the input
-	holes      map[string]*hole        // files that failed on their own, until their domain is grouped
-	active     map[string]*sceneRecord // scenes not done yet
-	counts     counters
+	files      map[string]*journal.FileEntry // journaled files, by path relative to the input
+	holes      map[string]*journal.Hole      // files that failed on their own, until their domain is grouped
+	active     map[string]*journal.Scene     // scenes not done yet
+	counts     journal.Counters
 	recent     []Activity
 	userPaused bool
 	missing    string             // why the input folder is unreachable; "" when it is there
@@ -56,14 +58,14 @@ type tracked struct {
 	domain  string
 	size    int64
 	mtimeNs int64
-	id      fileID
+	id      journal.FileID
 	since   time.Time // when size, mtime and identity took these values
 	busy    string    // why it was not taken at the last check
 }
 
 func newFolder(s *Service, c Config) (*folder, error) {
 	f := &folder{
-		svc: s, cfg: c, j: journal{db: s.deps.DB, folder: c.Name},
+		svc: s, cfg: c, j: s.journal.Folder(c.Name),
 		log:        s.log.With("folder", c.Name),
 		kick:       make(chan struct{}, 1),
 		problems:   map[string]problem{},
@@ -75,17 +77,17 @@ func newFolder(s *Service, c Config) (*folder, error) {
 	if root, err := ResolveInput(c.Input); err == nil {
 		f.root = root // scenes resumed before the first scan read from here
 	}
-	if n, err := f.j.pruneScenes(time.Now().Add(-retention)); err != nil {
+	if n, err := f.j.PruneScenes(time.Now().Add(-retention)); err != nil {
 		return nil, err
 	} else if n > 0 {
 		f.log.Debug("pruned old scenes from the journal", "scenes", n)
 	}
-	l, err := f.j.load()
+	l, err := f.j.Restore()
 	if err != nil {
 		return nil, err
 	}
-	f.files, f.holes, f.active, f.counts, f.userPaused = l.files, l.holes, l.active, l.counters, l.paused
-	recent, err := f.j.recentScenes(recentMax)
+	f.files, f.holes, f.active, f.counts, f.userPaused = l.Files, l.Holes, l.Active, l.Counters, l.Paused
+	recent, err := f.j.RecentScenes(recentMax)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func (f *folder) resume() {
 }
 
 func (f *folder) setUserPaused(paused bool) error {
-	if err := f.j.setPaused(paused); err != nil {
+	if err := f.j.SetPaused(paused); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -136,7 +138,7 @@ func (f *folder) status() FolderStatus {
 		LastError: f.lastErrorLocked(), Recent: slices.Clone(f.recent),
 	}
 	for _, s := range f.active {
-		if s.Stage == stageGrouped {
+		if s.Stage == journal.StageGrouped {
 			st.Pending += len(s.Files)
 		} else {
 			st.Processing++
@@ -468,7 +470,7 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 	for _, fi := range list {
 		present[fi.rel] = true
 		if e := f.files[fi.rel]; e != nil {
-			if e.Size == fi.size && e.MtimeNs == fi.mtimeNs && (!e.known() || e.fileID == fi.id) {
+			if e.Size == fi.size && e.MtimeNs == fi.mtimeNs && (!e.Known() || e.FileID == fi.id) {
 				delete(f.tracked, fi.rel)
 				continue // known, as it was
 			}
@@ -510,7 +512,7 @@ func (f *folder) scan(now time.Time, list []fileInfo) time.Time {
 			delete(f.files, rel)
 		}
 		f.mu.Unlock()
-		err := f.j.putFiles(changed, gone)
+		err := f.j.RecordFiles(changed, gone)
 		f.setProblem("scan", err)
 		if err != nil {
 			// The in-memory view stays as the journal has it; the files are hashed again.
@@ -555,7 +557,7 @@ func (f *folder) cutShortAfter() time.Duration {
 // broken file fails visibly (in the errors folder) instead of waiting forever. A
 // file that nobody writes to and that is not a photo is taken at once, and one cut
 // short after cutShortAfter, marked bad: it fails on its own (see form).
-func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
+func (f *folder) take(now time.Time, due []fileInfo) map[string]*journal.FileEntry {
 	if len(due) == 0 {
 		return nil
 	}
@@ -565,7 +567,7 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 		paths[i] = filepath.Join(root, filepath.FromSlash(fi.rel))
 	}
 	busy := busyFiles(paths)
-	out := map[string]*fileEntry{}
+	out := map[string]*journal.FileEntry{}
 	for i, fi := range due {
 		t := f.tracked[fi.rel]
 		waited := now.Sub(t.since)
@@ -603,7 +605,7 @@ func (f *folder) take(now time.Time, due []fileInfo) map[string]*fileEntry {
 
 // takeOpen judges and hashes one settled file, opened as listed (see openInput):
 // nil while it is not taken yet or after it changed as it was read.
-func (f *folder) takeOpen(now time.Time, t *tracked, fi fileInfo, fh *os.File, busy string) *fileEntry {
+func (f *folder) takeOpen(now time.Time, t *tracked, fi fileInfo, fh *os.File, busy string) *journal.FileEntry {
 	waited := now.Sub(t.since)
 	reason := busy
 	bad := ""
@@ -644,7 +646,7 @@ func (f *folder) takeOpen(now time.Time, t *tracked, fi fileInfo, fh *os.File, b
 	f.mu.Lock()
 	old := f.files[fi.rel]
 	f.mu.Unlock()
-	e := &fileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, fileID: fi.id, SHA256: sum, Seen: now, Bad: bad}
+	e := &journal.FileEntry{Size: fi.size, MtimeNs: fi.mtimeNs, FileID: fi.id, SHA256: sum, Seen: now, Bad: bad}
 	if old != nil && old.SHA256 == sum {
 		e.Scene, e.Seen = old.Scene, old.Seen // touched, not changed: still the same file
 	}
@@ -685,16 +687,16 @@ func (f *folder) form(now time.Time) time.Time {
 		unsettled[t.domain] = true
 	}
 	var next time.Time
-	var scenes []*sceneRecord
-	addHoles := map[string]*hole{}
+	var scenes []*journal.Scene
+	addHoles := map[string]*journal.Hole{}
 	slices.SortFunc(bad, compareNatural)
 	for _, rel := range bad {
 		s, h := f.badScene(rel, now)
 		scenes = append(scenes, s)
 		holes[rel], addHoles[rel] = h, h
 	}
-	holesOf := func(domain string) map[string]*hole {
-		out := map[string]*hole{}
+	holesOf := func(domain string) map[string]*journal.Hole {
+		out := map[string]*journal.Hole{}
 		for rel, h := range holes {
 			if domainOf(rel) == domain {
 				out[rel] = h
@@ -741,13 +743,13 @@ func (f *folder) form(now time.Time) time.Time {
 		return next
 	}
 	f.mu.Lock()
-	files := make(map[string]*fileEntry, len(f.files))
+	files := make(map[string]*journal.FileEntry, len(f.files))
 	for rel, e := range f.files {
 		c := *e
 		files[rel] = &c
 	}
 	f.mu.Unlock()
-	_, err := f.j.formScenes(scenes, files, addHoles, dropHoles)
+	_, err := f.j.FormScenes(scenes, files, addHoles, dropHoles)
 	f.setProblem("scan", err)
 	if err != nil {
 		return now.Add(f.pollInterval())

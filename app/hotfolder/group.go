@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/grouping"
 )
@@ -40,7 +41,7 @@ type sceneGroup struct {
 // name order for count and subfolder, by engine/grouping's rules for auto), and a
 // scene that lost one is made from the rest only when that still spans the
 // exposures: with a warning then, else it fails naming what it lost.
-func (f *folder) group(domain string, rels []string, holes map[string]*hole, now time.Time) []*sceneRecord {
+func (f *folder) group(domain string, rels []string, holes map[string]*journal.Hole, now time.Time) []*journal.Scene {
 	twins := twinOf(rels)
 	var inputs []string
 	for _, r := range rels {
@@ -81,20 +82,20 @@ func (f *folder) group(domain string, rels []string, holes map[string]*hole, now
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ref := func(rel string) fileRef {
+	ref := func(rel string) journal.FileRef {
 		e := f.files[rel]
-		return fileRef{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, fileID: e.fileID, SHA256: e.SHA256}
+		return journal.FileRef{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, FileID: e.FileID, SHA256: e.SHA256}
 	}
-	var out []*sceneRecord
+	var out []*journal.Scene
 	placedTwin := map[string]bool{}
 	for _, sg := range groups {
 		g := sg.files
 		if len(g) == 0 {
 			continue
 		}
-		s := &sceneRecord{
+		s := &journal.Scene{
 			ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
-			Naming: f.cfg.Naming, Formed: now, Stage: stageGrouped, Label: stemOf(g[0]), Warning: sg.warning,
+			Naming: f.cfg.Naming, Formed: now, Stage: journal.StageGrouped, Label: stemOf(g[0]), Warning: sg.warning,
 		}
 		if f.cfg.Grouping == GroupSubfolder && domain != "" {
 			s.Label = domain
@@ -108,24 +109,24 @@ func (f *folder) group(domain string, rels []string, holes map[string]*hole, now
 				placedTwin[twin] = true
 			}
 		}
-		slices.SortFunc(s.Extras, func(a, b fileRef) int { return compareNatural(a.Rel, b.Rel) })
+		slices.SortFunc(s.Extras, func(a, b journal.FileRef) int { return compareNatural(a.Rel, b.Rel) })
 		switch {
 		case len(s.Files) > catalog.MaxInputs:
-			s.Stage, s.Outcome, s.ErrorCode = stageFinished, outcomeFailed, "too_many_inputs"
+			s.Stage, s.Outcome, s.ErrorCode = journal.StageFinished, journal.OutcomeFailed, "too_many_inputs"
 			s.Error = fmt.Sprintf("the subfolder %s has %d photos; a scene takes 1 to %d brackets", domain, len(s.Files), catalog.MaxInputs)
 			s.Finished = now
 		case sg.problem != "":
-			s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, codeBracketsMissing, sg.problem, now
+			s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = journal.StageFinished, journal.OutcomeFailed, codeBracketsMissing, sg.problem, now
 		}
 		out = append(out, s)
 	}
 	// A twin whose RAW is in no scene (it cannot be) would otherwise wait forever.
 	for twin := range twins {
 		if !placedTwin[twin] {
-			out = append(out, &sceneRecord{
+			out = append(out, &journal.Scene{
 				ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
-				Naming: f.cfg.Naming, Formed: now, Stage: stageGrouped, Label: stemOf(twin),
-				Files: []fileRef{ref(twin)},
+				Naming: f.cfg.Naming, Formed: now, Stage: journal.StageGrouped, Label: stemOf(twin),
+				Files: []journal.FileRef{ref(twin)},
 			})
 		}
 	}
@@ -133,20 +134,20 @@ func (f *folder) group(domain string, rels []string, holes map[string]*hole, now
 }
 
 // badScene is the failed scene of a bad file on its own, and the hole it leaves.
-func (f *folder) badScene(rel string, now time.Time) (*sceneRecord, *hole) {
+func (f *folder) badScene(rel string, now time.Time) (*journal.Scene, *journal.Hole) {
 	f.mu.Lock()
 	e := f.files[rel]
 	f.mu.Unlock()
-	s := &sceneRecord{
+	s := &journal.Scene{
 		ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
 		Naming: f.cfg.Naming, Formed: now, Label: stemOf(rel),
-		Files: []fileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, fileID: e.fileID, SHA256: e.SHA256}},
-		Stage: stageFinished, Outcome: outcomeFailed, ErrorCode: "input_unreadable",
+		Files: []journal.FileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, FileID: e.FileID, SHA256: e.SHA256}},
+		Stage: journal.StageFinished, Outcome: journal.OutcomeFailed, ErrorCode: "input_unreadable",
 		Error: fmt.Sprintf("%s: %s", rel, e.Bad), Finished: now,
 	}
 	// Its EXIF, when readable (a truncated copy keeps it), places it among its scene's brackets.
 	l := grouping.LostPhoto(f.abs(rel), e.Bad)
-	h := &hole{Reason: e.Bad, Camera: l.Camera, Taken: l.Taken, Duration: l.Duration, Seen: now}
+	h := &journal.Hole{Reason: e.Bad, Camera: l.Camera, Taken: l.Taken, Duration: l.Duration, Seen: now}
 	if !math.IsNaN(l.EV) {
 		h.EV = &l.EV
 	}
@@ -156,7 +157,7 @@ func (f *folder) badScene(rel string, now time.Time) (*sceneRecord, *hole) {
 func (f *folder) abs(rel string) string { return filepath.Join(f.inputDir(), filepath.FromSlash(rel)) }
 
 // lost is a hole as engine/grouping knows lost photos.
-func (f *folder) lost(rel string, h *hole) grouping.Lost {
+func (f *folder) lost(rel string, h *journal.Hole) grouping.Lost {
 	l := grouping.Lost{Path: f.abs(rel), Reason: h.Reason, Camera: h.Camera, Taken: h.Taken, Duration: h.Duration, EV: math.NaN()}
 	if h.EV != nil {
 		l.EV = *h.EV
@@ -167,7 +168,7 @@ func (f *folder) lost(rel string, h *hole) grouping.Lost {
 // judged is a count or subfolder scene of files that lost the holes in lost: the
 // files are read for their exposures and the scene judged by engine/grouping. A
 // file that cannot be read counts as lost too (its import fails the scene anyway).
-func (f *folder) judged(files, lost []string, holes map[string]*hole) sceneGroup {
+func (f *folder) judged(files, lost []string, holes map[string]*journal.Hole) sceneGroup {
 	g := sceneGroup{files: files}
 	if len(lost) == 0 || len(files) == 0 {
 		return g
@@ -193,7 +194,7 @@ func (f *folder) judged(files, lost []string, holes map[string]*hole) sceneGroup
 // becomes a scene of its own, so that ingest reports why and it lands in the errors
 // folder rather than being dropped; for the scenes beside it, it is a lost bracket,
 // as the holes are.
-func (f *folder) autoGroups(rels []string, holes map[string]*hole) []sceneGroup {
+func (f *folder) autoGroups(rels []string, holes map[string]*journal.Hole) []sceneGroup {
 	byPath := map[string]string{}
 	var photos []grouping.Photo
 	var lost []grouping.Lost

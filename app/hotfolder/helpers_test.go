@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
@@ -101,6 +102,17 @@ func newEnv(t testing.TB, dataDir string) *env {
 	}
 	t.Cleanup(e.close)
 	return e
+}
+
+// journalOf is the journal of the named folder in the environment's database, as
+// the service reads and writes it.
+func (e *env) journalOf(name string) *journal.Folder {
+	e.t.Helper()
+	j, err := journal.Open(e.db)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j.Folder(name)
 }
 
 // start builds the hot-folder service on cfgs and serves it.

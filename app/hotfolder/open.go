@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // Input files are read only when they are the files that were listed. Someone who
@@ -27,15 +29,6 @@ import (
 // is, its scene fails into the errors folder with a report naming it, since the
 // studio has lost that photo and must see why; the link is left where it is.
 
-// fileID is a file's device and inode numbers, zero where unknown (a journal
-// written before they were recorded, or a system without them).
-type fileID struct {
-	Dev uint64 `json:"dev,omitempty"`
-	Ino uint64 `json:"ino,omitempty"`
-}
-
-func (id fileID) known() bool { return id != fileID{} }
-
 // errReplaced is a name that now leads to another regular file than the one that
 // settled; it is a changed file.
 var errReplaced = fmt.Errorf("%w: another file took its name", errChanged)
@@ -52,7 +45,7 @@ func (e *replacedError) Error() string {
 
 // openInput opens the input file p for reading if it is a regular file and, when
 // want is known, the file with that identity.
-func openInput(p string, want fileID) (*os.File, os.FileInfo, error) {
+func openInput(p string, want journal.FileID) (*os.File, os.FileInfo, error) {
 	fh, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
@@ -69,7 +62,7 @@ func openInput(p string, want fileID) (*os.File, os.FileInfo, error) {
 		fh.Close()
 		return nil, nil, &replacedError{what: kindOf(fi.Mode())}
 	}
-	if want.known() && identity(fi) != want {
+	if want.Known() && identity(fi) != want {
 		fh.Close()
 		return nil, nil, errReplaced
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // Files appear in the output, done and errors folders whole and never replace
@@ -173,7 +175,7 @@ func writeJSON(v any) func(io.Writer) error {
 // removed. It moves only a regular file with the identity want (when known): a
 // link or another file swapped in at src is refused, and never followed. It
 // returns the destination.
-func moveFile(src, dstDir, rel string, want fileID) (string, error) {
+func moveFile(src, dstDir, rel string, want journal.FileID) (string, error) {
 	dst := filepath.Join(dstDir, filepath.FromSlash(rel))
 	dir := filepath.Dir(dst)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -188,7 +190,7 @@ func moveFile(src, dstDir, rel string, want fileID) (string, error) {
 		if err := replaced(fi); err != nil {
 			return err
 		}
-		if want.known() && identity(fi) != want {
+		if want.Known() && identity(fi) != want {
 			return errReplaced
 		}
 		return nil

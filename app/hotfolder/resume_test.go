@@ -10,31 +10,32 @@ import (
 
 	"github.com/google/uuid"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/core"
 )
 
 // journalScene records a scene of one dropped file as the scan would, and returns it.
-func journalScene(t *testing.T, e *env, c Config, owner, name string) (*sceneRecord, journal) {
+func journalScene(t *testing.T, e *env, c Config, owner, name string) (*journal.Scene, *journal.Folder) {
 	t.Helper()
 	data := readPhoto(t, photoBedroom...)
 	drop(t, c.Input, name, data)
 	st, _ := os.Stat(filepath.Join(c.Input, name))
 	sum := sha256.Sum256(data)
-	entry := &fileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), fileID: identity(st), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}
-	s := &sceneRecord{
+	entry := &journal.FileEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), FileID: identity(st), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}
+	s := &journal.Scene{
 		ID: uuid.NewString(), Owner: owner, Format: "jpeg", Naming: DefaultNaming, Formed: time.Now(),
-		Stage: stageGrouped, Label: stemOf(name),
-		Files: []fileRef{{Rel: name, Size: entry.Size, MtimeNs: entry.MtimeNs, fileID: entry.fileID, SHA256: entry.SHA256}},
+		Stage: journal.StageGrouped, Label: stemOf(name),
+		Files: []journal.FileRef{{Rel: name, Size: entry.Size, MtimeNs: entry.MtimeNs, FileID: entry.FileID, SHA256: entry.SHA256}},
 	}
-	j := journal{db: e.db, folder: c.Name}
-	if _, err := j.formScenes([]*sceneRecord{s}, map[string]*fileEntry{name: entry}, nil, nil); err != nil {
+	j := e.journalOf(c.Name)
+	if _, err := j.FormScenes([]*journal.Scene{s}, map[string]*journal.FileEntry{name: entry}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s, j
 }
 
 // ownedScene is journalScene for the owner key's owner, returned with the scene.
-func ownedScene(t *testing.T, e *env, c Config, name string) (string, *sceneRecord, journal) {
+func ownedScene(t *testing.T, e *env, c Config, name string) (string, *journal.Scene, *journal.Folder) {
 	t.Helper()
 	owner, err := ownerKey(e.keys)
 	if err != nil {
@@ -45,11 +46,11 @@ func ownedScene(t *testing.T, e *env, c Config, name string) (string, *sceneReco
 }
 
 // failedScene is ownedScene with the scene journaled as finished and failed.
-func failedScene(t *testing.T, e *env, c Config, name string) *sceneRecord {
+func failedScene(t *testing.T, e *env, c Config, name string) *journal.Scene {
 	t.Helper()
 	_, s, j := ownedScene(t, e, c, name)
-	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, "failed", "the order failed", time.Now()
-	if err := j.putScene(s); err != nil {
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = journal.StageFinished, journal.OutcomeFailed, "failed", "the order failed", time.Now()
+	if err := j.RecordProgress(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -72,8 +73,8 @@ func TestResubmissionAfterLostJournalWriteGetsSameOrder(t *testing.T) {
 		got, _ := e.assets.Get(owner, a.ID)
 		return got.Status == core.AssetReady
 	})
-	s.Assets, s.Stage = []string{a.ID}, stageUploaded
-	if err := j.putScene(s); err != nil {
+	s.Assets, s.Stage = []string{a.ID}, journal.StageUploaded
+	if err := j.RecordProgress(s); err != nil {
 		t.Fatal(err)
 	}
 	lost, err := e.engine.Submit(owner, s.Assets, s.Options, idempotencyKey(c.Name, s))
@@ -111,8 +112,8 @@ func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Assets, s.Stage, s.OrderID = []string{a.ID}, stageSubmitted, o.OrderUUID
-	j.putScene(s)
+	s.Assets, s.Stage, s.OrderID = []string{a.ID}, journal.StageSubmitted, o.OrderUUID
+	j.RecordProgress(s)
 	waitFor(t, 30*time.Second, "the order", func() bool {
 		got, _ := e.engine.Order(owner, o.OrderUUID)
 		return got.Status == core.OrderCompleted
@@ -122,7 +123,7 @@ func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
 	drop(t, c.Input, "kitchen.jpg", data)
 	st, _ := os.Stat(filepath.Join(c.Input, "kitchen.jpg"))
 	sum := sha256.Sum256(data)
-	j.putFiles(map[string]*fileEntry{"kitchen.jpg": {Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}}, nil)
+	j.RecordFiles(map[string]*journal.FileEntry{"kitchen.jpg": {Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), SHA256: hex.EncodeToString(sum[:]), Seen: time.Now()}}, nil)
 
 	e.start(c)
 	waitFor(t, 60*time.Second, "both scenes", func() bool { return e.settledCount("studio") == 2 })

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/core"
 )
 
@@ -29,7 +30,7 @@ var errWait = errors.New("waiting")
 func (f *folder) advance(ctx context.Context, it item) {
 	f.mu.Lock()
 	cur := f.active[it.id]
-	var s *sceneRecord
+	var s *journal.Scene
 	if cur != nil {
 		c := *cur
 		s = &c
@@ -38,16 +39,16 @@ func (f *folder) advance(ctx context.Context, it item) {
 	if s == nil {
 		return
 	}
-	for ctx.Err() == nil && s.Stage != stageDone {
+	for ctx.Err() == nil && s.Stage != journal.StageDone {
 		var err error
 		switch s.Stage {
-		case stageGrouped:
+		case journal.StageGrouped:
 			err = f.upload(it, s)
-		case stageUploaded:
+		case journal.StageUploaded:
 			err = f.submit(it, s)
-		case stageSubmitted:
+		case journal.StageSubmitted:
 			err = f.await(it, s)
-		case stageFinished:
+		case journal.StageFinished:
 			err = f.deliver(s)
 		default:
 			err = fmt.Errorf("unknown stage %q", s.Stage)
@@ -69,8 +70,8 @@ func (f *folder) advance(ctx context.Context, it item) {
 }
 
 // save journals s and makes it the scene's current state.
-func (f *folder) save(s *sceneRecord) error {
-	if err := f.j.putScene(s); err != nil {
+func (f *folder) save(s *journal.Scene) error {
+	if err := f.j.RecordProgress(s); err != nil {
 		return err
 	}
 	c := *s
@@ -81,8 +82,8 @@ func (f *folder) save(s *sceneRecord) error {
 }
 
 // fail settles s as failed with a reason, to be delivered to the errors folder.
-func (f *folder) fail(s *sceneRecord, code, reason string) error {
-	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = stageFinished, outcomeFailed, code, reason, time.Now()
+func (f *folder) fail(s *journal.Scene, code, reason string) error {
+	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = journal.StageFinished, journal.OutcomeFailed, code, reason, time.Now()
 	return f.save(s)
 }
 
@@ -92,7 +93,7 @@ var errDissolved = errors.New("scene dissolved")
 // upload adds the scene's files to the asset store. A file whose bytes are no
 // longer those hashed when it settled dissolves the scene: its files go back to the
 // scan, which takes them again once they settle.
-func (f *folder) upload(it item, s *sceneRecord) error {
+func (f *folder) upload(it item, s *journal.Scene) error {
 	if !f.svc.follow.acquireUpload(it) {
 		return errWait
 	}
@@ -129,7 +130,7 @@ func (f *folder) upload(it item, s *sceneRecord) error {
 		}
 		ids = append(ids, id)
 	}
-	s.Assets, s.Stage = ids, stageUploaded
+	s.Assets, s.Stage = ids, journal.StageUploaded
 	if err := f.save(s); err != nil {
 		cleanup()
 		return err
@@ -140,9 +141,9 @@ func (f *folder) upload(it item, s *sceneRecord) error {
 // addFile uploads one file, checking on the way that its bytes are the hashed ones.
 // It reads only the file that settled (see openInput): another file under its name
 // is errChanged, and a link or other non-file a *replacedError.
-func (f *folder) addFile(owner string, ref fileRef) (string, error) {
+func (f *folder) addFile(owner string, ref journal.FileRef) (string, error) {
 	p := f.abs(ref.Rel)
-	fh, _, err := openInput(p, ref.fileID)
+	fh, _, err := openInput(p, ref.FileID)
 	if err != nil {
 		return "", err
 	}
@@ -159,10 +160,10 @@ func (f *folder) addFile(owner string, ref fileRef) (string, error) {
 	return a.ID, nil
 }
 
-func (f *folder) dissolve(s *sceneRecord, why string) error {
+func (f *folder) dissolve(s *journal.Scene, why string) error {
 	f.scanMu.Lock()
 	defer f.scanMu.Unlock()
-	if err := f.j.dissolveScene(s); err != nil {
+	if err := f.j.DissolveScene(s); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -183,7 +184,7 @@ func (f *folder) dissolve(s *sceneRecord, why string) error {
 // submit waits for the scene's assets to be ingested and submits its order. The
 // Idempotency-Key comes from the scene and its files' content, and the assets are
 // journaled, so a submission repeated after a crash answers the same order.
-func (f *folder) submit(it item, s *sceneRecord) error {
+func (f *folder) submit(it item, s *journal.Scene) error {
 	var failed []string
 	for i, id := range s.Assets {
 		a, err := f.svc.deps.Assets.Get(s.Owner, id)
@@ -214,7 +215,7 @@ func (f *folder) submit(it item, s *sceneRecord) error {
 		}
 		return err
 	}
-	s.OrderID, s.Stage, s.Submitted = o.OrderUUID, stageSubmitted, time.Now()
+	s.OrderID, s.Stage, s.Submitted = o.OrderUUID, journal.StageSubmitted, time.Now()
 	if err := f.save(s); err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (f *folder) submit(it item, s *sceneRecord) error {
 
 // idempotencyKey is "hotfolder-" and the sha256 of the folder, the scene and its
 // inputs' content hashes.
-func idempotencyKey(folder string, s *sceneRecord) string {
+func idempotencyKey(folder string, s *journal.Scene) string {
 	h := sha256.New()
 	io.WriteString(h, folder+"\x00"+s.ID)
 	for _, ref := range s.Files {
@@ -234,7 +235,7 @@ func idempotencyKey(folder string, s *sceneRecord) string {
 }
 
 // await checks the scene's order and records its outcome once it settled.
-func (f *folder) await(it item, s *sceneRecord) error {
+func (f *folder) await(it item, s *journal.Scene) error {
 	o, err := f.svc.deps.Engine.Order(s.Owner, s.OrderID)
 	if err != nil {
 		if core.KindOf(err) == core.KindNotFound {
@@ -246,11 +247,11 @@ func (f *folder) await(it item, s *sceneRecord) error {
 		f.svc.follow.trackOrder(s.OrderID, s.Owner, it)
 		return errWait
 	}
-	s.Stage, s.Finished, s.Recipes, s.Notes = stageFinished, time.Now(), o.Recipes, o.Notes
+	s.Stage, s.Finished, s.Recipes, s.Notes = journal.StageFinished, time.Now(), o.Recipes, o.Notes
 	if o.Status == core.OrderCompleted {
-		s.Outcome, s.OutputAsset = outcomeCompleted, o.OutputAssetID
+		s.Outcome, s.OutputAsset = journal.OutcomeCompleted, o.OutputAssetID
 	} else {
-		s.Outcome, s.ErrorCode = outcomeFailed, o.ErrorCode
+		s.Outcome, s.ErrorCode = journal.OutcomeFailed, o.ErrorCode
 		s.Error = o.Error
 		if s.Error == "" {
 			s.Error = "the order was " + string(o.Status)
@@ -265,9 +266,9 @@ func (f *folder) await(it item, s *sceneRecord) error {
 // deliver writes a completed scene's output and sidecar and handles its originals,
 // or moves a failed scene's inputs to the errors folder with its report; then the
 // scene is done.
-func (f *folder) deliver(s *sceneRecord) error {
+func (f *folder) deliver(s *journal.Scene) error {
 	var err error
-	if s.Outcome == outcomeCompleted {
+	if s.Outcome == journal.OutcomeCompleted {
 		err = f.deliverOutput(s)
 	} else {
 		err = f.deliverFailure(s)
@@ -278,7 +279,7 @@ func (f *folder) deliver(s *sceneRecord) error {
 	return f.complete(s)
 }
 
-func (f *folder) deliverOutput(s *sceneRecord) error {
+func (f *folder) deliverOutput(s *journal.Scene) error {
 	dir := f.cfg.Output
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("the output folder %s is not reachable; the result waits", dir)
@@ -309,12 +310,12 @@ func (f *folder) deliverOutput(s *sceneRecord) error {
 // errOutputGone says a completed order's output vanished before it was written.
 var errOutputGone = errors.New("output gone")
 
-func (f *folder) writeOutput(s *sceneRecord, dir, temp string) error {
+func (f *folder) writeOutput(s *journal.Scene, dir, temp string) error {
 	file, _, err := f.svc.deps.Assets.Open(s.OutputAsset)
 	if err != nil {
 		if k := core.KindOf(err); k == core.KindNotFound || k == core.KindConflict {
 			// The output is gone (deleted from the window): report it as a failure.
-			s.Outcome, s.ErrorCode, s.Writing = outcomeFailed, "output_missing", ""
+			s.Outcome, s.ErrorCode, s.Writing = journal.OutcomeFailed, "output_missing", ""
 			s.Error = fmt.Sprintf("the order completed but its output %s is no longer available: %v", s.OutputAsset, err)
 			if err := f.save(s); err != nil {
 				return err
@@ -336,7 +337,7 @@ func (f *folder) writeOutput(s *sceneRecord, dir, temp string) error {
 }
 
 // handleOriginals leaves, moves or deletes a completed scene's input files.
-func (f *folder) handleOriginals(s *sceneRecord) error {
+func (f *folder) handleOriginals(s *journal.Scene) error {
 	if f.cfg.Originals == OriginalsLeave {
 		return nil
 	}
@@ -347,7 +348,7 @@ func (f *folder) handleOriginals(s *sceneRecord) error {
 	case OriginalsMove:
 		return f.moveInputs(s, f.cfg.Done)
 	case OriginalsDelete:
-		for _, ref := range s.allFiles() {
+		for _, ref := range s.AllFiles() {
 			p := f.abs(ref.Rel)
 			if _, ok := f.stillOurs(p, ref); !ok {
 				continue
@@ -368,25 +369,25 @@ func (f *folder) handleOriginals(s *sceneRecord) error {
 // another file moved). A regular file with the size and time of the one read but
 // another identity (a drive mounted again can number its files anew) is ours when
 // its bytes are those that were read: moving it moves nothing else.
-func (f *folder) stillOurs(p string, ref fileRef) (fileID, bool) {
+func (f *folder) stillOurs(p string, ref journal.FileRef) (journal.FileID, bool) {
 	st, err := os.Lstat(p)
 	if err != nil {
-		return fileID{}, false
+		return journal.FileID{}, false
 	}
 	if err := replaced(st); err != nil {
 		f.log.Warn("input left in the input folder", "file", ref.Rel, "reason", err)
-		return fileID{}, false
+		return journal.FileID{}, false
 	}
 	if st.Size() != ref.Size || st.ModTime().UnixNano() != ref.MtimeNs {
-		return fileID{}, false
+		return journal.FileID{}, false
 	}
 	id := identity(st)
-	if !ref.known() || id == ref.fileID {
+	if !ref.Known() || id == ref.FileID {
 		return id, true
 	}
 	fh, _, err := openInput(p, id)
 	if err != nil {
-		return fileID{}, false
+		return journal.FileID{}, false
 	}
 	defer fh.Close()
 	sum, err := hashFile(fh, ref.Size)
@@ -417,11 +418,11 @@ func ensureDir(dir string) error {
 	return nil
 }
 
-func (f *folder) moveInputs(s *sceneRecord, dst string) error {
+func (f *folder) moveInputs(s *journal.Scene, dst string) error {
 	if err := ensureDir(dst); err != nil {
 		return err
 	}
-	for _, ref := range s.allFiles() {
+	for _, ref := range s.AllFiles() {
 		p := f.abs(ref.Rel)
 		id, ok := f.stillOurs(p, ref)
 		if !ok {
@@ -436,10 +437,10 @@ func (f *folder) moveInputs(s *sceneRecord, dst string) error {
 }
 
 // removeEmptyDirs removes the subfolders of the input that the scene emptied.
-func (f *folder) removeEmptyDirs(s *sceneRecord) {
+func (f *folder) removeEmptyDirs(s *journal.Scene) {
 	root := f.inputDir()
 	dirs := map[string]bool{}
-	for _, ref := range s.allFiles() {
+	for _, ref := range s.AllFiles() {
 		for d := filepath.Dir(filepath.Join(root, filepath.FromSlash(ref.Rel))); d != root && within(root, d); d = filepath.Dir(d) {
 			dirs[d] = true
 		}
@@ -454,11 +455,9 @@ func (f *folder) removeEmptyDirs(s *sceneRecord) {
 	}
 }
 
-func (s *sceneRecord) allFiles() []fileRef { return append(slices.Clone(s.Files), s.Extras...) }
-
 // deliverFailure moves the inputs to the errors folder and writes the report
 // beside them: <scene>.error.txt for people and <scene>.error.json for tools.
-func (f *folder) deliverFailure(s *sceneRecord) error {
+func (f *folder) deliverFailure(s *journal.Scene) error {
 	dir := f.cfg.Errors
 	if err := f.inputReachable(); err != nil {
 		return err
@@ -491,17 +490,17 @@ func (f *folder) deliverFailure(s *sceneRecord) error {
 }
 
 // complete journals the scene as done and forgets the files that left the input.
-func (f *folder) complete(s *sceneRecord) error {
+func (f *folder) complete(s *journal.Scene) error {
 	var forget []string
-	if s.Outcome == outcomeFailed || f.cfg.Originals != OriginalsLeave {
-		for _, ref := range s.allFiles() {
+	if s.Outcome == journal.OutcomeFailed || f.cfg.Originals != OriginalsLeave {
+		for _, ref := range s.AllFiles() {
 			forget = append(forget, ref.Rel)
 		}
 	}
-	s.Stage = stageDone
-	c, err := f.j.finishScene(s, forget)
+	s.Stage = journal.StageDone
+	c, err := f.j.FinishScene(s, forget)
 	if err != nil {
-		s.Stage = stageFinished
+		s.Stage = journal.StageFinished
 		return err
 	}
 	f.mu.Lock()
@@ -516,9 +515,9 @@ func (f *folder) complete(s *sceneRecord) error {
 	delete(f.problems, "scene "+s.ID)
 	f.mu.Unlock()
 	switch {
-	case s.Outcome == outcomeCompleted && s.Warning != "":
+	case s.Outcome == journal.OutcomeCompleted && s.Warning != "":
 		f.log.Warn("scene delivered without some of its brackets", "scene", s.Label, "output", s.Output, "order", s.OrderID, "warning", s.Warning)
-	case s.Outcome == outcomeCompleted:
+	case s.Outcome == journal.OutcomeCompleted:
 		f.log.Info("scene delivered", "scene", s.Label, "output", s.Output, "order", s.OrderID)
 	default:
 		f.log.Warn("scene failed", "scene", s.Label, "reason", s.Error, "report", s.Output)
@@ -526,16 +525,12 @@ func (f *folder) complete(s *sceneRecord) error {
 	return nil
 }
 
-func sceneActivity(s *sceneRecord) Activity {
+func sceneActivity(s *journal.Scene) Activity {
 	a := Activity{Time: s.Finished, Kind: s.Outcome, Scene: s.Label, Index: s.Index, Files: len(s.Files), OrderID: s.OrderID, Output: s.Output}
-	if s.Outcome == outcomeFailed {
+	if s.Outcome == journal.OutcomeFailed {
 		a.Message = s.Error
 	} else {
 		a.Message = s.Warning
 	}
 	return a
-}
-
-func sortScenesNewestFirst(ss []sceneRecord) {
-	sort.Slice(ss, func(i, j int) bool { return ss[i].Finished.After(ss[j].Finished) })
 }

@@ -15,10 +15,11 @@
 // ResolveInput). Links inside it are never followed nor taken, and a file is read,
 // moved or deleted only while it is the very file the scan listed (see open.go).
 //
-// Every step is journaled in bbolt (see journal.go) before and after it acts, and
-// every action can be repeated: after a crash the journal says where each scene
-// stood, orders are submitted with an Idempotency-Key derived from the scene and its
-// content hashes, outputs are linked into place under names journaled beforehand.
+// Every step is journaled in the database (see journal.go and app/hotfolder/store)
+// before and after it acts, and every action can be repeated: after a crash the
+// journal says where each scene stood, orders are submitted with an
+// Idempotency-Key derived from the scene and its content hashes, outputs are
+// linked into place under names journaled beforehand.
 //
 // Orders belong to an internal owner (keys.Service.InternalOwner), a key record
 // named "hotfolders" with no secret, created once and found by its recorded uuid,
@@ -62,6 +63,7 @@ import (
 	"sync"
 	"time"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/events"
@@ -149,11 +151,12 @@ const retention = 30 * 24 * time.Hour
 
 // Service runs the hot folders.
 type Service struct {
-	deps   Deps
-	log    *slog.Logger
-	owner  string
-	queue  *workQueue
-	follow *follower
+	deps    Deps
+	log     *slog.Logger
+	owner   string
+	journal *journal.Journal
+	queue   *workQueue
+	follow  *follower
 
 	folders []*folder
 	byName  map[string]*folder
@@ -186,8 +189,12 @@ func New(cfgs []Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	jr, err := journal.Open(deps.DB)
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{
-		deps: deps, log: deps.Logger.With("component", "hotfolder"), owner: owner,
+		deps: deps, log: deps.Logger.With("component", "hotfolder"), owner: owner, journal: jr,
 		queue: newWorkQueue(), byName: map[string]*folder{},
 	}
 	s.follow = newFollower(s)

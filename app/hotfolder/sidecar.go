@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/core"
 )
 
@@ -36,7 +37,7 @@ type SidecarFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-func sidecarOf(folder string, s *sceneRecord) Sidecar {
+func sidecarOf(folder string, s *journal.Scene) Sidecar {
 	sc := Sidecar{
 		Folder: folder, Scene: s.Label, Index: s.Index, Status: s.Outcome, Options: s.Options,
 		OrderID: s.OrderID, Recipes: s.Recipes, Notes: s.Notes, Error: s.Error, ErrorCode: s.ErrorCode,
@@ -45,7 +46,7 @@ func sidecarOf(folder string, s *sceneRecord) Sidecar {
 	if s.Warning != "" {
 		sc.Notes = append([]string{s.Warning}, s.Notes...)
 	}
-	if s.Outcome == outcomeCompleted {
+	if s.Outcome == journal.OutcomeCompleted {
 		sc.Output = s.Output
 	}
 	for _, f := range s.Files {
@@ -58,7 +59,7 @@ func sidecarOf(folder string, s *sceneRecord) Sidecar {
 }
 
 // errorText is the human-readable report of a failed scene.
-func errorText(folder string, s *sceneRecord) string {
+func errorText(folder string, s *journal.Scene) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scene %q of hot folder %q failed.\n\n", s.Label, folder)
 	fmt.Fprintf(&b, "Reason: %s\n", s.Error)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/internal/syncbuf"
 )
@@ -337,7 +338,7 @@ func TestLinksInsideTheInputAreNeverFollowed(t *testing.T) {
 }
 
 // idOf is the identity of the file at p, as a listing records it.
-func idOf(t *testing.T, p string) fileID {
+func idOf(t *testing.T, p string) journal.FileID {
 	t.Helper()
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -349,7 +350,7 @@ func idOf(t *testing.T, p string) fileID {
 // openTest opens an input file as a scan does, closed at the end of the test.
 func openTest(t *testing.T, p string) *os.File {
 	t.Helper()
-	fh, _, err := openInput(p, fileID{})
+	fh, _, err := openInput(p, journal.FileID{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestOriginalWithAnotherInodeButTheSameBytesIsMoved(t *testing.T) {
 	}
 	drop(t, c.Input, "room.jpg", data)
 	os.Chtimes(p, st.ModTime(), st.ModTime())
-	if idOf(t, p) == s.Files[0].fileID {
+	if idOf(t, p) == s.Files[0].FileID {
 		t.Fatal("the copy has the same inode")
 	}
 

@@ -5,6 +5,8 @@ package hotfolder
 import (
 	"errors"
 	"os"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // linkUnsupported treats every link error other than an existing name as a file
@@ -20,4 +22,4 @@ func links(fi os.FileInfo) uint64 { return 1 }
 const openNoFollow = 0
 
 // identity is unknown here: files are compared by size and time only.
-func identity(fi os.FileInfo) fileID { return fileID{} }
+func identity(fi os.FileInfo) journal.FileID { return journal.FileID{} }

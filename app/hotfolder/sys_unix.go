@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 )
 
 // linkUnsupported reports errors of file systems that have no hard links.
@@ -29,9 +31,9 @@ func links(fi os.FileInfo) uint64 {
 const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
 // identity is the device and inode of a file.
-func identity(fi os.FileInfo) fileID {
+func identity(fi os.FileInfo) journal.FileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+		return journal.FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
 	}
-	return fileID{}
+	return journal.FileID{}
 }
