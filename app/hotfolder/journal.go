@@ -7,10 +7,10 @@ import (
 )
 
 // folderJournal is what a folder keeps across restarts: the files it saw and how
-// far each of its scenes got (app/hotfolder/store keeps it in the database). Every
-// method that writes is one transaction, so a crash leaves each step either
-// recorded whole or not at all; a folder records a step before it acts on what
-// the step decided.
+// far each of its scenes got (*journal.Folder keeps it in the database). Each
+// step is recorded in one transaction, whole or not at all, before the folder
+// acts on what the step decided, so a crash at any point is resumed from the
+// last step recorded.
 type folderJournal interface {
 	// Restore reads the folder's files, holes, scenes not done, counters and
 	// pause as the last run left them.
