@@ -1,6 +1,7 @@
 package imaging
 
 import (
+	"context"
 	"runtime"
 	"sync"
 )
@@ -57,4 +58,47 @@ func BandStarts(h int) []int {
 		out = append(out, bandStart(h, i, n))
 	}
 	return out
+}
+
+// Canceled reports, without blocking, whether ctx is done. Once ctx.Done has been
+// called it takes no lock and allocates nothing, so long loops can ask it every row
+// or so; a context that can never be cancelled answers at once.
+func Canceled(ctx context.Context) bool {
+	done := ctx.Done()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// ChunkRows is how many rows BandsCtx hands fn at a time: a cancel is noticed after
+// at most this many rows of each band.
+const ChunkRows = 32
+
+// BandsCtx is Bands for work that a cancel must stop within a fraction of a second.
+// It runs the same bands as Bands, each on its own worker index, but calls fn on each
+// band's rows in consecutive pieces of at most ChunkRows rows, in order, and stops
+// starting pieces once ctx is done. fn must give the same result for a row whatever
+// piece it comes in (no state kept from the start of a call) and should not allocate
+// per call. BandsCtx returns ctx.Err() when ctx was done by the time the bands ended,
+// so a caller can stop with it; a band that was cut short has left its later rows
+// undone.
+func BandsCtx(ctx context.Context, h int, fn func(worker, y0, y1 int)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	Bands(h, func(worker, y0, y1 int) {
+		for y := y0; y < y1; y += ChunkRows {
+			if Canceled(ctx) {
+				return
+			}
+			fn(worker, y, min(y+ChunkRows, y1))
+		}
+	})
+	return ctx.Err()
 }

@@ -25,8 +25,10 @@ func eraseStep(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	out, err := inpaint.Erase(j.Image, mask, inpaint.Options{Seed: eraserSeed})
+	out, err := inpaint.Erase(ctx, j.Image, mask, inpaint.Options{Seed: eraserSeed, Progress: j.Progress})
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case errors.Is(err, inpaint.ErrEmptyMask), errors.Is(err, inpaint.ErrMaskAspect),
 		errors.Is(err, inpaint.ErrBadMask), errors.Is(err, inpaint.ErrMaskTooLarge):
 		return Wrap(CodeInvalidMask, err, "magic eraser")

@@ -53,7 +53,10 @@ func alignStep(ctx context.Context, j *Job) error {
 	narrowFrames(j)
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
-	ts, err := align.Estimate(imgs, ref, mergeAlignOptions)
+	ts, err := align.Estimate(ctx, imgs, ref, mergeAlignOptions)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
 		j.Note(fmt.Sprintf("align: the brackets could not be registered (%v); merged as shot", err))
 		return nil
@@ -67,7 +70,11 @@ func alignStep(ctx context.Context, j *Job) error {
 		case math.IsNaN(t.Residual) || math.IsInf(t.Residual, 0):
 			j.Note(fmt.Sprintf("align: inputs[%d] could not be registered reliably; merged as shot", i))
 		default:
-			j.Frames[i].Image = align.Warp(imgs[i], t)
+			out, err := align.Warp(ctx, imgs[i], t)
+			if err != nil {
+				return err
+			}
+			j.Frames[i].Image = out
 		}
 		j.Progress(float64(i+1) / float64(len(ts)))
 	}
@@ -86,7 +93,9 @@ func mergeStep(ctx context.Context, j *Job) error {
 	narrowFrames(j)
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
-	out, err := fuse.Fuse(imgs, fuse.DefaultOptions())
+	opt := fuse.DefaultOptions()
+	opt.Progress = j.Progress
+	out, err := fuse.Fuse(ctx, imgs, opt)
 	if err != nil {
 		return err
 	}

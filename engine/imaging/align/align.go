@@ -12,6 +12,7 @@
 package align
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -97,9 +98,10 @@ func (o Options) withDefaults() Options {
 // their transforms. Brackets whose transform is the identity (within
 // Options.IdentityTolerance), the reference included, are returned as they are, not
 // copied; the others are resampled into new images of the reference's size, with
-// edge pixels repeated where a bracket does not cover the frame.
-func Align(imgs []*imaging.Image, ref int, opt Options) ([]*imaging.Image, []Transform, error) {
-	ts, err := Estimate(imgs, ref, opt)
+// edge pixels repeated where a bracket does not cover the frame. Once ctx is done it
+// returns ctx.Err() within a bracket's reduction or a few rows of a warp.
+func Align(ctx context.Context, imgs []*imaging.Image, ref int, opt Options) ([]*imaging.Image, []Transform, error) {
+	ts, err := Estimate(ctx, imgs, ref, opt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +111,9 @@ func Align(imgs []*imaging.Image, ref int, opt Options) ([]*imaging.Image, []Tra
 			out[i] = imgs[i]
 			continue
 		}
-		out[i] = Warp(imgs[i], t)
+		if out[i], err = Warp(ctx, imgs[i], t); err != nil {
+			return nil, nil, err
+		}
 	}
 	return out, ts, nil
 }
@@ -199,8 +203,9 @@ func workFactor(w, h int, opt Options) int {
 	return f
 }
 
-// Estimate computes the transforms Align would apply, without resampling.
-func Estimate(imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) {
+// Estimate computes the transforms Align would apply, without resampling. It checks
+// ctx between brackets and between pairs.
+func Estimate(ctx context.Context, imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) {
 	if err := validate(imgs, ref); err != nil {
 		return nil, err
 	}
@@ -209,6 +214,9 @@ func Estimate(imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) 
 	f := workFactor(W, H, opt)
 	ws := make([]*prepared, len(imgs))
 	for i, m := range imgs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		ws[i] = prepare(reduceWork(m, f))
 	}
 	order := make([]int, len(imgs))
@@ -225,6 +233,9 @@ func Estimate(imgs []*imaging.Image, ref int, opt Options) ([]Transform, error) 
 	ts := make([]Transform, len(imgs))
 	ts[ref] = Transform{M: Identity, Model: ModelIdentity}
 	link := func(src, tgt int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		t, err := estimatePair(ws[tgt], ws[src], f, W, H, opt)
 		if err != nil {
 			return fmt.Errorf("align: bracket %d to %d: %w", src, tgt, err)

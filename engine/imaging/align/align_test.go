@@ -1,6 +1,7 @@
 package align_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ func TestAlignPhoneBracketsResidual(t *testing.T) {
 		imgs := loadScene(t, scene)
 		ref := align.ReferenceIndex(imgs)
 		t0 := time.Now()
-		out, ts, err := align.Align(imgs, ref, align.Options{})
+		out, ts, err := align.Align(context.Background(), imgs, ref, align.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func TestAlignTripodIsIdentity(t *testing.T) {
 		t.Skip("full-size brackets")
 	}
 	imgs := loadScene(t, "office_fisheye_5dmk2")[1:4]
-	ts, err := align.Estimate(imgs, 1, align.Options{})
+	ts, err := align.Estimate(context.Background(), imgs, 1, align.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

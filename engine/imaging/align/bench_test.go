@@ -1,6 +1,7 @@
 package align_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -22,7 +23,7 @@ func BenchmarkAlignOffice3x21MP(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := align.Align(imgs, ref, align.Options{}); err != nil {
+		if _, _, err := align.Align(context.Background(), imgs, ref, align.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,7 +39,7 @@ func benchEstimate(b *testing.B, imgs []*imaging.Image) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := align.Estimate(imgs, ref, align.Options{}); err != nil {
+		if _, err := align.Estimate(context.Background(), imgs, ref, align.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,11 +1,13 @@
 package align_test
 
 import (
+	"context"
 	_ "image/jpeg"
 	_ "image/png"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/align"
 	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
@@ -22,3 +24,13 @@ func loadScene(t testing.TB, scene string) []*imaging.Image {
 }
 
 var loadPhoto = imagingtest.LoadPhoto
+
+// warp is align.Warp for tests, which never cancel it.
+func warp(t testing.TB, img *imaging.Image, tr align.Transform) *imaging.Image {
+	t.Helper()
+	out, err := align.Warp(context.Background(), img, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

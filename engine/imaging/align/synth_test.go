@@ -1,6 +1,7 @@
 package align_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -14,12 +15,12 @@ func TestEstimateKnownShift(t *testing.T) {
 	}
 	ref := loadPhoto(t, "brackets", "library_phone", "20240401_185036.JPG")
 	for _, d := range [][2]float64{{0.25, 0}, {0.5, 0.5}, {-9.7, 5.15}, {3.3, -1.7}} {
-		moved := align.Warp(ref, align.Transform{M: align.Translation(d[0], d[1])})
+		moved := warp(t, ref, align.Transform{M: align.Translation(d[0], d[1])})
 		dark := imaging.New(moved.W(), moved.H(), 3)
 		for i, v := range moved.Pix {
 			dark.Pix[i] = v * 0.3
 		}
-		ts, err := align.Estimate([]*imaging.Image{ref, dark}, 0, align.Options{})
+		ts, err := align.Estimate(context.Background(), []*imaging.Image{ref, dark}, 0, align.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,12 +41,12 @@ func TestEstimateKnownHomography(t *testing.T) {
 	th := 0.3 * math.Pi / 180
 	s := 1.002
 	m := align.Mat3{s * math.Cos(th), -s * math.Sin(th), 4.3, s * math.Sin(th), s * math.Cos(th), -2.6, 1e-7, -2e-7, 1}
-	moved := align.Warp(ref, align.Transform{M: m})
+	moved := warp(t, ref, align.Transform{M: m})
 	for i := range moved.Pix {
 		moved.Pix[i] *= 0.3
 	}
 	inv, _ := m.Inverse()
-	ts, err := align.Estimate([]*imaging.Image{ref, moved}, 0, align.Options{})
+	ts, err := align.Estimate(context.Background(), []*imaging.Image{ref, moved}, 0, align.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package align
 
 import (
+	"context"
 	"math"
 	"sync"
 
@@ -10,16 +11,21 @@ import (
 // Warp resamples img so that the result at (x, y) is img at t's source position of
 // (x, y), bilinearly, repeating edge pixels outside the frame. The result has img's
 // size and channels. A narrow img (sRGB codes) is interpolated in linear light and
-// gives a narrow result with 16-bit codes.
-func Warp(img *imaging.Image, t Transform) *imaging.Image {
+// gives a narrow result with 16-bit codes. Once ctx is done it stops within a row
+// and returns ctx.Err().
+func Warp(ctx context.Context, img *imaging.Image, t Transform) (*imaging.Image, error) {
+	var out *imaging.Image
 	if img.IsNarrow() {
-		out := imaging.NarrowLike(img.W(), img.H(), img.C)
-		warpNarrow(out, img, t)
-		return out
+		out = imaging.NarrowLike(img.W(), img.H(), img.C)
+		warpNarrow(ctx, out, img, t)
+	} else {
+		out = imaging.New(img.W(), img.H(), img.C)
+		WarpInto(ctx, out, img, t)
 	}
-	out := imaging.New(img.W(), img.H(), img.C)
-	WarpInto(out, img, t)
-	return out
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // isTranslation reports whether t is a pure shift.
@@ -48,7 +54,7 @@ var (
 
 // warpNarrow is WarpInto for a narrow img into a narrow 16-bit dst: rows are
 // resampled in linear light into per-band scratch and encoded once.
-func warpNarrow(dst, img *imaging.Image, t Transform) {
+func warpNarrow(ctx context.Context, dst, img *imaging.Image, t Transform) {
 	w, h, c := img.W(), img.H(), img.C
 	if isTranslation(t) {
 		ix := int(math.Floor(t.M[2]))
@@ -57,6 +63,9 @@ func warpNarrow(dst, img *imaging.Image, t Transform) {
 			lin := make([]float32, w*c)
 			tmp0, tmp1 := make([]float32, w*c), make([]float32, w*c)
 			for y := y0; y < y1; y++ {
+				if imaging.Canceled(ctx) {
+					return
+				}
 				sy := math.Min(math.Max(float64(y)+t.M[5], 0), float64(h-1))
 				iy := int(sy)
 				ty := float32(sy - float64(iy))
@@ -79,6 +88,9 @@ func warpNarrow(dst, img *imaging.Image, t Transform) {
 		}
 		out := make([]float32, w*c)
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			if img.Pix8 != nil {
 				warpRow(out, img.Pix8, img.Stride, linear8, t, y, w, h, c, mdx, mdy)
 			} else {
@@ -127,11 +139,12 @@ func warpRow[T uint8 | uint16](out []float32, pix []T, stride int, lin []float32
 }
 
 // WarpInto is Warp writing into dst, which must have img's size and channel count
-// and must not share img's pixels.
-func WarpInto(dst, img *imaging.Image, t Transform) {
+// and must not share img's pixels. Once ctx is done it stops within a row, leaving
+// dst partly written.
+func WarpInto(ctx context.Context, dst, img *imaging.Image, t Transform) {
 	m, mesh := t.M, t.Mesh
 	if isTranslation(t) {
-		translate(dst, img, m[2], m[5])
+		translate(ctx, dst, img, m[2], m[5])
 		return
 	}
 	w, h, c := img.W(), img.H(), img.C
@@ -142,6 +155,9 @@ func WarpInto(dst, img *imaging.Image, t Transform) {
 			mdx, mdy = make([]float64, w), make([]float64, w)
 		}
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			out := dst.Row(y)
 			fy := float64(y)
 			if mesh != nil {
@@ -177,7 +193,7 @@ func WarpInto(dst, img *imaging.Image, t Transform) {
 }
 
 // translate is the separable fast path for a pure shift by (dx, dy).
-func translate(dst, img *imaging.Image, dx, dy float64) {
+func translate(ctx context.Context, dst, img *imaging.Image, dx, dy float64) {
 	w, h, c := img.W(), img.H(), img.C
 	ix := int(math.Floor(dx))
 	tx := float32(dx - float64(ix))
@@ -185,6 +201,9 @@ func translate(dst, img *imaging.Image, dx, dy float64) {
 		tmp0 := make([]float32, w*c)
 		tmp1 := make([]float32, w*c)
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			sy := math.Min(math.Max(float64(y)+dy, 0), float64(h-1))
 			iy := int(sy)
 			ty := float32(sy - float64(iy))

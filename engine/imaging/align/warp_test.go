@@ -1,6 +1,7 @@
 package align_test
 
 import (
+	"context"
 	"flag"
 	"math"
 	"math/rand/v2"
@@ -75,7 +76,7 @@ func TestWarpInverseRoundTrip(t *testing.T) {
 		if math.Abs(p[0]-1) > 1e-9 || math.Abs(p[1]) > 1e-9 || math.Abs(p[2]) > 1e-6 || math.Abs(p[6]) > 1e-12 {
 			t.Fatalf("m·m⁻¹ = %v", p)
 		}
-		back := align.Warp(align.Warp(img, align.Transform{M: m}), align.Transform{M: inv})
+		back := warp(t, warp(t, img, align.Transform{M: m}), align.Transform{M: inv})
 		a, b := crop(img, 40), crop(back, 40)
 		ssim, err := quality.SSIM(a, b, quality.SSIMOptions{})
 		if err != nil {
@@ -99,7 +100,7 @@ func TestAlignGolden(t *testing.T) {
 		t.Skip("full-size phone brackets")
 	}
 	imgs := loadScene(t, "library_phone")
-	ts, err := align.Estimate(imgs, align.ReferenceIndex(imgs), align.Options{})
+	ts, err := align.Estimate(context.Background(), imgs, align.ReferenceIndex(imgs), align.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,20 +128,20 @@ func TestAlignGolden(t *testing.T) {
 
 func TestAlignRejectsBadInput(t *testing.T) {
 	a := imaging.New(100, 100, 3)
-	if _, _, err := align.Align(nil, 0, align.Options{}); err == nil {
+	if _, _, err := align.Align(context.Background(), nil, 0, align.Options{}); err == nil {
 		t.Error("no images accepted")
 	}
-	if _, _, err := align.Align([]*imaging.Image{a, a}, 2, align.Options{}); err == nil {
+	if _, _, err := align.Align(context.Background(), []*imaging.Image{a, a}, 2, align.Options{}); err == nil {
 		t.Error("reference out of range accepted")
 	}
-	if _, _, err := align.Align([]*imaging.Image{a, imaging.New(90, 100, 3)}, 0, align.Options{}); err == nil {
+	if _, _, err := align.Align(context.Background(), []*imaging.Image{a, imaging.New(90, 100, 3)}, 0, align.Options{}); err == nil {
 		t.Error("size mismatch accepted")
 	}
-	if _, _, err := align.Align([]*imaging.Image{a, imaging.New(20, 20, 3)}, 0, align.Options{}); err == nil {
+	if _, _, err := align.Align(context.Background(), []*imaging.Image{a, imaging.New(20, 20, 3)}, 0, align.Options{}); err == nil {
 		t.Error("tiny image accepted")
 	}
 	// Featureless brackets: identity, not an error.
-	ts, err := align.Estimate([]*imaging.Image{a, imaging.New(100, 100, 3)}, 0, align.Options{})
+	ts, err := align.Estimate(context.Background(), []*imaging.Image{a, imaging.New(100, 100, 3)}, 0, align.Options{})
 	if err != nil || ts[1].Model != align.ModelIdentity {
 		t.Errorf("flat images: %v %v", ts, err)
 	}
@@ -167,8 +168,8 @@ func TestWarpNarrowMatchesFloat(t *testing.T) {
 		{M: align.Mat3{1.01, 0.02, 1.5, -0.01, 0.99, 0.5, 1e-5, 0, 1}, Model: align.ModelHomography},
 		{M: align.Translation(0.5, 0.25), Mesh: mesh, Model: align.ModelMesh},
 	} {
-		want := align.Warp(src, tr)
-		got := align.Warp(narrow, tr)
+		want := warp(t, src, tr)
+		got := warp(t, narrow, tr)
 		if got.Pix16 == nil {
 			t.Fatalf("%v: narrow warp not held in 16 bits", tr.Model)
 		}

@@ -2,6 +2,7 @@ package fuse_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	_ "image/jpeg"
 	"image/png"
@@ -75,7 +76,7 @@ func TestMEFSSIMAgainstAnchors(t *testing.T) {
 				seq[i] = imagingtest.LoadFile(t, f)
 			}
 			t0 := time.Now()
-			ours, err := fuse.Fuse(seq, fuse.DefaultOptions())
+			ours, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func alignedFrames(t *testing.T, scene, dir string) []string {
 	for i, n := range names {
 		imgs[i] = imagingtest.LoadFile(t, filepath.Join(src, n))
 	}
-	al, ts, err := align.Align(imgs, align.ReferenceIndex(imgs), align.Options{})
+	al, ts, err := align.Align(context.Background(), imgs, align.ReferenceIndex(imgs), align.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -40,7 +41,7 @@ func benchFuse(b *testing.B, imgs []*imaging.Image) {
 	b.ResetTimer()
 	c0 := cpuSeconds()
 	for b.Loop() {
-		if _, err := fuse.Fuse(imgs, fuse.DefaultOptions()); err != nil {
+		if _, err := fuse.Fuse(context.Background(), imgs, fuse.DefaultOptions()); err != nil {
 			b.Fatal(err)
 		}
 	}

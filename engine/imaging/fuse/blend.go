@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"context"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -38,8 +39,9 @@ func makePyramid(im rgb, levels int) pyramid {
 // each bracket's share is further scaled by the local energy of its own Laplacian
 // coefficients to the power detailPower/2, so the fused detail comes mostly from the
 // bracket that shows it with the most contrast instead of being averaged flat; the
-// shares are renormalized. Only the brackets listed in use take part.
-func blend(pyrs []pyramid, ws []*plane, use []int, levels int, opt *Options) rgb {
+// shares are renormalized. Only the brackets listed in use take part. ctx is checked
+// once per level.
+func blend(ctx context.Context, pyrs []pyramid, ws []*plane, use []int, levels int, opt *Options) (rgb, error) {
 	K := len(use)
 	base := make([]*plane, K)
 	for i, k := range use {
@@ -59,6 +61,9 @@ func blend(pyrs []pyramid, ws []*plane, use []int, levels int, opt *Options) rgb
 	res := make([][3]*plane, levels+1)
 	lap := make([][3]*plane, K)
 	for l := 0; l <= levels; l++ {
+		if err := ctx.Err(); err != nil {
+			return rgb{}, err
+		}
 		w, h := pyrs[use[0]][0][l].w, pyrs[use[0]][0][l].h
 		for i, k := range use {
 			for c := range 3 {
@@ -103,7 +108,7 @@ func blend(pyrs []pyramid, ws []*plane, use []int, levels int, opt *Options) rgb
 		}
 		out[c] = g
 	}
-	return out
+	return out, nil
 }
 
 // energyEps keeps flat regions (no detail in any bracket) on the plain weights.

@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestDeghostMovingPatch(t *testing.T) {
 	fuseWith := func(seq []*imaging.Image, deghost float64) *imaging.Image {
 		o := fuse.DefaultOptions()
 		o.Deghost = deghost
-		out, err := fuse.Fuse(seq, o)
+		out, err := fuse.Fuse(context.Background(), seq, o)
 		if err != nil {
 			t.Fatal(err)
 		}

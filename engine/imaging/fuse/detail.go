@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"context"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -10,8 +11,8 @@ import (
 // bracket's detail finer than the reduction (its encoded pixels minus its upsampled
 // block means) is added to the upsampled base with that bracket's detail weight. One
 // streaming pass over the brackets, row by row in parallel bands, with per-band rows.
-// The brackets may be narrow (sRGB codes).
-func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb, s int) *imaging.Image {
+// The brackets may be narrow (sRGB codes). It stops within a row once ctx is done.
+func restoreDetail(ctx context.Context, imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb, s int) (*imaging.Image, error) {
 	W, H := imgs[0].W(), imgs[0].H()
 	w, h := base[0].w, base[0].h
 	x0 := make([]int32, W)
@@ -44,6 +45,9 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 		acc := make([]float32, 3*W)
 		ebuf := make([]float32, W*4)
 		for y := ya; y < yb; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			j, ty := lerpPos(y, s, h)
 			j1 := min(j+1, h-1)
 			vlerp := func(dst []float32, p *plane) {
@@ -85,7 +89,10 @@ func restoreDetail(imgs []*imaging.Image, lows []*lowres, dw []*plane, base rgb,
 			}
 		}
 	})
-	return out
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // run is a span of output columns [x0, x1) between reduced samples j and j+1.

@@ -28,6 +28,7 @@
 package fuse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -62,6 +63,17 @@ type Options struct {
 	// larger brackets are reduced by a power of two and their finer detail is blended
 	// back at full size. 0 means DefaultMaxWorkPixels.
 	MaxWorkPixels int
+
+	// Progress, when set, is called on Fuse's goroutine with the share of the work
+	// done (0..1) as each phase ends.
+	Progress func(done float64)
+}
+
+// progress reports done through o.Progress when it is set.
+func (o *Options) progress(done float64) {
+	if o.Progress != nil {
+		o.Progress(done)
+	}
 }
 
 // DefaultMaxWorkPixels is the working size used when Options.MaxWorkPixels is 0.
@@ -135,8 +147,9 @@ func checkInputs(imgs []*imaging.Image) error {
 
 // Fuse merges aligned brackets of one scene (linear light, any order) into one
 // linear-light RGB image with values in 0..1. A single image comes back clamped to
-// 0..1 as RGB.
-func Fuse(imgs []*imaging.Image, opt Options) (*imaging.Image, error) {
+// 0..1 as RGB. Once ctx is done it stops within a few rows of the pass it is in and
+// returns ctx.Err().
+func Fuse(ctx context.Context, imgs []*imaging.Image, opt Options) (*imaging.Image, error) {
 	if err := checkInputs(imgs); err != nil {
 		return nil, fmt.Errorf("fuse: %w", err)
 	}
@@ -148,7 +161,12 @@ func Fuse(imgs []*imaging.Image, opt Options) (*imaging.Image, error) {
 
 	lows := make([]*lowres, len(imgs))
 	for i, m := range imgs {
-		lows[i] = reduce(m, s)
+		var err error
+		if lows[i], err = reduce(ctx, m, s); err != nil {
+			return nil, err
+		}
+		// Reading the brackets is about half the work at full size.
+		opt.progress(0.4 * float64(i+1) / float64(len(imgs)))
 	}
 	// Sort by brightness so that the result does not depend on the input order.
 	idx := make([]int, len(imgs))
@@ -161,26 +179,33 @@ func Fuse(imgs []*imaging.Image, opt Options) (*imaging.Image, error) {
 	for i, j := range idx {
 		sortedImgs[i], sortedLows[i] = imgs[j], lows[j]
 	}
-	base, dw := fuseReduced(sortedLows, s, &opt)
+	base, dw, err := fuseReduced(ctx, sortedLows, s, &opt)
+	if err != nil {
+		return nil, err
+	}
+	opt.progress(0.6)
 	if s == 1 {
 		return decodeRGB(base), nil
 	}
-	return restoreDetail(sortedImgs, sortedLows, dw, base, s), nil
+	return restoreDetail(ctx, sortedImgs, sortedLows, dw, base, s)
 }
 
 // fuseReduced fuses the reduced brackets (sorted darkest first) and returns the
 // encoded result with the per-bracket weights for the detail finer than the
-// reduction (nil when s is 1).
-func fuseReduced(lows []*lowres, s int, opt *Options) (rgb, []*plane) {
+// reduction (nil when s is 1). It checks ctx between brackets and pyramid levels.
+func fuseReduced(ctx context.Context, lows []*lowres, s int, opt *Options) (rgb, []*plane, error) {
 	K := len(lows)
 	w, h := lows[0].img[0].w, lows[0].img[0].h
 	if K == 1 {
-		return lows[0].img, []*plane{constPlane(w, h, 1)}
+		return lows[0].img, []*plane{constPlane(w, h, 1)}, nil
 	}
 	ref := K / 2
 	refLuma := lumaOf(lows[ref].img)
 	ws := make([]*plane, K)
 	for k, lr := range lows {
+		if err := ctx.Err(); err != nil {
+			return rgb{}, nil, err
+		}
 		ws[k] = mertensWeights(lr.img, opt)
 		if k != ref && opt.Deghost > 0 {
 			cons := consistency(lumaOf(lr.img), refLuma, float32(opt.Deghost))
@@ -193,13 +218,19 @@ func fuseReduced(lows []*lowres, s int, opt *Options) (rgb, []*plane) {
 	levels = min(levels, levelsFor(w, h))
 	pyrs := make([]pyramid, K)
 	for k, lr := range lows {
+		if err := ctx.Err(); err != nil {
+			return rgb{}, nil, err
+		}
 		pyrs[k] = makePyramid(lr.img, levels)
 	}
 	all := make([]int, K)
 	for i := range all {
 		all[i] = i
 	}
-	out := blend(pyrs, ws, all, levels, opt)
+	out, err := blend(ctx, pyrs, ws, all, levels, opt)
+	if err != nil {
+		return rgb{}, nil, err
+	}
 
 	// Window pull: blend towards the fusion of the brackets darker than the reference
 	// where the reference is blown and the next darker bracket is not.
@@ -207,14 +238,17 @@ func fuseReduced(lows []*lowres, s int, opt *Options) (rgb, []*plane) {
 	if opt.WindowPull > 0 && ref > 0 {
 		mask = windowMask(lows[ref].img, lows[ref-1].img, float32(opt.WindowPull))
 		if mask != nil {
-			dark := blend(pyrs, ws, all[:ref], levels, opt)
+			dark, err := blend(ctx, pyrs, ws, all[:ref], levels, opt)
+			if err != nil {
+				return rgb{}, nil, err
+			}
 			pullTowards(out, dark, mask)
 		}
 	}
 	if s == 1 {
-		return out, nil
+		return out, nil, nil
 	}
-	return out, detailWeights(lows, ws, mask, ref)
+	return out, detailWeights(lows, ws, mask, ref), nil
 }
 
 // Window mask thresholds on encoded values: the reference counts as blown from its

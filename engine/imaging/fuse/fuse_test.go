@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"flag"
 	"image/png"
 	"math"
@@ -30,12 +31,12 @@ var shrink = imagingtest.Shrink
 
 func TestFuseOrderDoesNotMatter(t *testing.T) {
 	seq := loadHouse(t)
-	a, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	a, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rev := []*imaging.Image{seq[2], seq[0], seq[3], seq[1]}
-	b, err := fuse.Fuse(rev, fuse.DefaultOptions())
+	b, err := fuse.Fuse(context.Background(), rev, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestFuseOutputRangeAndSize(t *testing.T) {
 		t.Skip("several MEF-SSIM evaluations")
 	}
 	seq := loadHouse(t)
-	out, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	out, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +86,13 @@ func TestFuseReducedPathMatchesFullPath(t *testing.T) {
 	// The reduced-resolution path with detail restoration must look like fusing at
 	// full size.
 	seq := loadHouse(t)
-	full, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	full, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := fuse.DefaultOptions()
 	o.MaxWorkPixels = seq[0].W() * seq[0].H() / 4 // forces a factor of 4
-	red, err := fuse.Fuse(seq, o)
+	red, err := fuse.Fuse(context.Background(), seq, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +127,14 @@ func TestFuseRejectsBadInput(t *testing.T) {
 		"short buf": {[]*imaging.Image{a, {Pix: make([]float32, 10), Stride: 192, C: 3, Rect: a.Rect}}, fuse.DefaultOptions()},
 	}
 	for name, c := range cases {
-		if _, err := fuse.Fuse(c.imgs, c.opt); err == nil {
+		if _, err := fuse.Fuse(context.Background(), c.imgs, c.opt); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 	// One image comes back clamped.
 	one := imaging.New(8, 8, 3)
 	one.Pix[0] = 2
-	out, err := fuse.Fuse([]*imaging.Image{one}, fuse.DefaultOptions())
+	out, err := fuse.Fuse(context.Background(), []*imaging.Image{one}, fuse.DefaultOptions())
 	if err != nil || out.Pix[0] != 1 {
 		t.Errorf("single image: %v, first value %v", err, out.Pix[0])
 	}
@@ -145,7 +146,7 @@ func TestFuseGolden(t *testing.T) {
 	for i := range seq {
 		seq[i] = shrink(seq[i], 4)
 	}
-	out, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	out, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package fuse
 
 import (
+	"context"
+
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
@@ -26,8 +28,9 @@ func encRow(m *imaging.Image, y int, buf []float32) []float32 {
 	return buf
 }
 
-// reduce computes the lowres of m for factor s in one pass over the full image.
-func reduce(m *imaging.Image, s int) *lowres {
+// reduce computes the lowres of m for factor s in one pass over the full image,
+// stopping within a block row once ctx is done.
+func reduce(ctx context.Context, m *imaging.Image, s int) (*lowres, error) {
 	W, H := m.W(), m.H()
 	w, h := (W+s-1)/s, (H+s-1)/s
 	lr := &lowres{img: newRGB(w, h)}
@@ -41,6 +44,9 @@ func reduce(m *imaging.Image, s int) *lowres {
 		ebuf := make([]float32, W*nc)
 		var total float64
 		for by := y0; by < y1; by++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			clear(acc)
 			ya, yb := by*s, min(H, (by+1)*s)
 			for y := ya; y < yb; y++ {
@@ -88,10 +94,13 @@ func reduce(m *imaging.Image, s int) *lowres {
 		}
 		sums[worker] += total
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var t float64
 	for _, v := range sums {
 		t += v
 	}
 	lr.mean = t / float64(w*h)
-	return lr
+	return lr, nil
 }

@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -56,11 +57,11 @@ func benchAlignFuse(b *testing.B, gcPercent int) {
 	b.ResetTimer()
 	c0 := cpuSeconds()
 	for b.Loop() {
-		al, _, err := align.Align(imgs, align.ReferenceIndex(imgs), align.Options{})
+		al, _, err := align.Align(context.Background(), imgs, align.ReferenceIndex(imgs), align.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := fuse.Fuse(al, fuse.DefaultOptions()); err != nil {
+		if _, err := fuse.Fuse(context.Background(), al, fuse.DefaultOptions()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -92,13 +93,13 @@ func haloRatio(ref, out *imaging.Image) (float64, int) {
 // 30% absolutely (enfuse and OpenCV measure 0.62 and 0.65 on this scene).
 func TestNoHaloAtWindows(t *testing.T) {
 	seq := loadHouse(t)
-	out, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	out, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	classicOpt := fuse.DefaultOptions()
 	classicOpt.Exposure, classicOpt.DetailPower, classicOpt.Deghost = 1, 0, 0
-	classic, err := fuse.Fuse(seq, classicOpt)
+	classic, err := fuse.Fuse(context.Background(), seq, classicOpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,20 +123,20 @@ func TestWindowPull(t *testing.T) {
 	ref, darker := seq[2], seq[1]
 	off := fuse.DefaultOptions()
 	off.WindowPull = 0
-	plain, err := fuse.Fuse(seq, off)
+	plain, err := fuse.Fuse(context.Background(), seq, off)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fuse.DefaultOptions().WindowPull <= 0 {
 		t.Fatal("window pull is off by default")
 	}
-	pulled, err := fuse.Fuse(seq, fuse.DefaultOptions())
+	pulled, err := fuse.Fuse(context.Background(), seq, fuse.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	full := fuse.DefaultOptions()
 	full.WindowPull = 1
-	strong, err := fuse.Fuse(seq, full)
+	strong, err := fuse.Fuse(context.Background(), seq, full)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"image"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -12,7 +13,8 @@ import (
 // and adds the harmonic interpolation of that difference (Laplace's equation, the
 // border differences as boundary values) to the hole. The fill keeps its gradients
 // and takes the surrounding shading and colour, and meets the photo without a step.
-func (l *level) adaptColour() {
+// It returns ctx.Err(), leaving the level as it was, once ctx is done.
+func (l *level) adaptColour(ctx context.Context) error {
 	w, nc := l.w, l.nc
 	// Work inside the hole's bounding box grown by the border ring.
 	box := image.Rectangle{}
@@ -24,7 +26,7 @@ func (l *level) adaptColour() {
 	box = box.Inset(-1).Intersect(image.Rect(0, 0, l.w, l.h))
 	bw, bh := box.Dx(), box.Dy()
 	if bw <= 0 || bh <= 0 {
-		return
+		return nil
 	}
 	// Offsets on the border ring: photo minus the fill's prediction there.
 	hole := make([]bool, bw*bh)
@@ -49,7 +51,10 @@ func (l *level) adaptColour() {
 	})
 	// The offsets are used as they are, pixel by pixel: smoothing them along the ring
 	// would leave a step of its own between the photo and the first filled pixel.
-	corr := membrane(hole, ring, off, bw, bh, nc)
+	corr := membrane(ctx, hole, ring, off, bw, bh, nc)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
@@ -65,6 +70,7 @@ func (l *level) adaptColour() {
 			}
 		}
 	})
+	return nil
 }
 
 func (l *level) touchesHole(x, y int) bool {
@@ -117,8 +123,9 @@ func (l *level) predict(x, y int, out []float32) bool {
 // val given at the fixed pixels (nc per pixel; other pixels are ignored, as if the
 // border there were insulated). It solves coarse to fine: the problem is halved until
 // small, solved there by many Gauss-Seidel sweeps, and each finer level starts from
-// the coarser solution and needs only a few sweeps.
-func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
+// the coarser solution and needs only a few sweeps. Once ctx is done it stops between
+// sweeps; the caller must then drop the result.
+func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 	out := make([]float32, w*h*nc)
 	copy(out, val)
 	n := 0
@@ -161,7 +168,7 @@ func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 				}
 			}
 		}
-		coarse := membrane(cu, cf, cv, cw, ch, nc)
+		coarse := membrane(ctx, cu, cf, cv, cw, ch, nc)
 		has := func(o int) bool { return cu[o] || cf[o] }
 		// Bilinear prolongation over the coarse cells that carry a value.
 		imaging.Bands(h, func(_, y0, y1 int) {
@@ -211,14 +218,17 @@ func membrane(unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 	} else {
 		sweeps = 400
 	}
-	gaussSeidel(unknown, fixed, out, w, h, nc, sweeps)
+	gaussSeidel(ctx, unknown, fixed, out, w, h, nc, sweeps)
 	return out
 }
 
 // gaussSeidel relaxes the unknown pixels towards the mean of their known or unknown
 // 4-neighbours, red pixels then black ones so that bands never race.
-func gaussSeidel(unknown, fixed []bool, v []float32, w, h, nc, sweeps int) {
+func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, nc, sweeps int) {
 	for s := 0; s < 2*sweeps; s++ {
+		if imaging.Canceled(ctx) {
+			return
+		}
 		parity := s % 2
 		imaging.Bands(h, func(_, y0, y1 int) {
 			var acc [4]float32

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ func BenchmarkErase1MP8(b *testing.B) {
 	in := blank(orig, mask)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Erase(in, mask, Options{Seed: 1}); err != nil {
+		if _, err := Erase(context.Background(), in, mask, Options{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -24,7 +25,7 @@ func BenchmarkErase12MP8(b *testing.B) {
 	in := blank(orig, mask)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Erase(in, mask, Options{Seed: 1}); err != nil {
+		if _, err := Erase(context.Background(), in, mask, Options{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,7 +39,7 @@ func BenchmarkErase12MP8Scattered(b *testing.B) {
 	in := blank(orig, mask)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Erase(in, mask, Options{Seed: 1}); err != nil {
+		if _, err := Erase(context.Background(), in, mask, Options{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"image"
 	"math"
 
@@ -40,7 +41,8 @@ func gaussKernel(sigma float64) []float32 {
 
 // blurBox returns the Gaussian blur of l.lin over box (nc per pixel, box-local rows),
 // edges clamped to the box.
-func (l *level) blurBox(box image.Rectangle, sigma float64) []float32 {
+// It stops within a few rows once ctx is done; the caller must then drop the result.
+func (l *level) blurBox(ctx context.Context, box image.Rectangle, sigma float64) []float32 {
 	k := gaussKernel(sigma)
 	r := len(k) / 2
 	bw, bh, nc, w := box.Dx(), box.Dy(), l.nc, l.w
@@ -48,6 +50,9 @@ func (l *level) blurBox(box image.Rectangle, sigma float64) []float32 {
 	out := make([]float32, bw*bh*nc)
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			row := l.lin[((by+box.Min.Y)*w+box.Min.X)*nc:]
 			for bx := 0; bx < bw; bx++ {
 				for c := 0; c < nc; c++ {
@@ -63,6 +68,9 @@ func (l *level) blurBox(box image.Rectangle, sigma float64) []float32 {
 	})
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			for bx := 0; bx < bw; bx++ {
 				for c := 0; c < nc; c++ {
 					var s float32
@@ -80,7 +88,7 @@ func (l *level) blurBox(box image.Rectangle, sigma float64) []float32 {
 
 // membraneBox is the harmonic interpolation over box of the photo's pixels bordering
 // the hole (box-local, nc per pixel; meaningful on hole pixels).
-func (l *level) membraneBox(box image.Rectangle) []float32 {
+func (l *level) membraneBox(ctx context.Context, box image.Rectangle) []float32 {
 	bw, bh, nc, w := box.Dx(), box.Dy(), l.nc, l.w
 	unk := make([]bool, bw*bh)
 	fix := make([]bool, bw*bh)
@@ -97,7 +105,7 @@ func (l *level) membraneBox(box image.Rectangle) []float32 {
 			}
 		}
 	}
-	return membrane(unk, fix, val, bw, bh, nc)
+	return membrane(ctx, unk, fix, val, bw, bh, nc)
 }
 
 // Detail: the fill is split into its low frequencies (a Gaussian blur of σ =
@@ -124,14 +132,18 @@ const (
 )
 
 // refineDetail applies the detail attenuation and the border continuation above to
-// the hole of the full-resolution level.
-func (l *level) refineDetail() {
+// the hole of the full-resolution level. It returns ctx.Err(), leaving the level as
+// it was, once ctx is done.
+func (l *level) refineDetail(ctx context.Context) error {
 	box := l.holeBox(int(math.Ceil(3*detailSigma)) + 1)
 	if box.Empty() {
-		return
+		return nil
 	}
-	lf := l.blurBox(box, detailSigma)
-	mem := l.membraneBox(box)
+	lf := l.blurBox(ctx, box, detailSigma)
+	mem := l.membraneBox(ctx, box)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	bw, nc, w := box.Dx(), l.nc, l.w
 	var mixTable [3*detailDepth + 1]float32
 	for i := range mixTable {
@@ -162,4 +174,5 @@ func (l *level) refineDetail() {
 			}
 		}
 	})
+	return nil
 }

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"errors"
 	"image"
 	"math"
@@ -65,7 +66,7 @@ func TestMaskErrors(t *testing.T) {
 		{"95 percent", img, ninety, ErrMaskTooLarge},
 	}
 	for _, c := range cases {
-		_, err := Erase(c.img, c.mask, Options{})
+		_, err := Erase(context.Background(), c.img, c.mask, Options{})
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 		}
@@ -77,7 +78,7 @@ func TestMaskErrors(t *testing.T) {
 func TestMaskResizedByNearestNeighbour(t *testing.T) {
 	img := stripes(240, 160, 2)
 	small := rectMask(61, 40, [4]int{20, 12, 35, 25}) // 1.525 vs 1.5: 1.7% off
-	if _, err := Erase(img, small, Options{}); !errors.Is(err, ErrMaskAspect) {
+	if _, err := Erase(context.Background(), img, small, Options{}); !errors.Is(err, ErrMaskAspect) {
 		t.Fatalf("61x40 mask on 240x160: got %v, want ErrMaskAspect", err)
 	}
 	small = rectMask(121, 80, [4]int{40, 25, 70, 50}) // 1.5125 vs 1.5: 0.8% off
@@ -87,11 +88,11 @@ func TestMaskResizedByNearestNeighbour(t *testing.T) {
 			big.Pix[y*240+x] = small.Pix[int((float64(y)+0.5)*80/160)*121+int((float64(x)+0.5)*121/240)]
 		}
 	}
-	a, err := Erase(img, small, Options{Seed: 1})
+	a, err := Erase(context.Background(), img, small, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Erase(img, big, Options{Seed: 1})
+	b, err := Erase(context.Background(), img, big, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestOnlyTheGrownHoleChanges(t *testing.T) {
 	mask := holeShapes(w, h, 0.05, 2, 9)
 	in := blank(img, mask)
 	inCopy, maskCopy := slices.Clone(in.Pix), slices.Clone(mask.Pix)
-	out, err := Erase(in, mask, Options{Seed: 4})
+	out, err := Erase(context.Background(), in, mask, Options{Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestRemovesAnObject(t *testing.T) {
 	}
 	// Mask out to where the disc is more than half opaque; the fringe is left to the
 	// growth.
-	out, err := Erase(withDisc, discMask(w, h, cx, cy, r+0.25), Options{Seed: 2})
+	out, err := Erase(context.Background(), withDisc, discMask(w, h, cx, cy, r+0.25), Options{Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestDeterministic(t *testing.T) {
 	mask := holeShapes(img.W(), img.H(), 0.08, 2, 5)
 	run := func(procs int, seed int64) []float32 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		out, err := Erase(img, mask, Options{Seed: seed})
+		out, err := Erase(context.Background(), img, mask, Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +246,7 @@ func TestOtherLayouts(t *testing.T) {
 		{"gray", gray, inner}, {"rgba", rgba, inner}, {"offset origin", shifted, inner},
 		{"edge hole", rgb, edge}, {"non-finite", poisoned, inner},
 	} {
-		out, err := Erase(c.img, c.mask, Options{Seed: 1})
+		out, err := Erase(context.Background(), c.img, c.mask, Options{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -296,7 +297,7 @@ func TestOddMasks(t *testing.T) {
 		{"frame", frame, true},
 		{"85 percent", most, true},
 	} {
-		out, err := Erase(img, c.mask, Options{Seed: 3})
+		out, err := Erase(context.Background(), img, c.mask, Options{Seed: 3})
 		if err != nil {
 			if c.ok || !errors.Is(err, ErrMaskTooLarge) {
 				t.Errorf("%s: %v", c.name, err)
@@ -324,7 +325,7 @@ func FuzzErase(f *testing.F) {
 				mask.Pix[i] = 1
 			}
 		}
-		out, err := Erase(img, mask, Options{Seed: seed})
+		out, err := Erase(context.Background(), img, mask, Options{Seed: seed})
 		if err != nil {
 			if !errors.Is(err, ErrEmptyMask) && !errors.Is(err, ErrMaskTooLarge) {
 				t.Fatalf("unexpected error %v", err)

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -13,6 +14,16 @@ import (
 type Options struct {
 	// Seed drives the random search; the same image, mask and seed give the same pixels.
 	Seed int64
+	// Progress, when set, is called on Erase's goroutine with the share of the work
+	// done (0..1) as the region is built and as each pyramid level is filled.
+	Progress func(done float64)
+}
+
+// progress reports done through o.Progress when it is set.
+func (o *Options) progress(done float64) {
+	if o.Progress != nil {
+		o.Progress(done)
+	}
 }
 
 // MaxHoleFraction is the largest share of the image a mask may mark.
@@ -35,8 +46,10 @@ const patchR = 3
 // Erase returns a copy of img with the pixels that mask marks (values above 0.5)
 // replaced by texture synthesised from the rest of the photo. img is linear light
 // with 1, 3 or 4 channels; mask has one channel and the image's size or aspect ratio
-// (see the package comment for the rules). img and mask are not modified.
-func Erase(img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image, error) {
+// (see the package comment for the rules). img and mask are not modified. Once ctx
+// is done Erase stops within a PatchMatch band or a few rows of the pass it is in
+// and returns ctx.Err().
+func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image, error) {
 	if err := checkImage(img); err != nil {
 		return nil, err
 	}
@@ -70,11 +83,14 @@ func Erase(img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image
 	margin := grow + max(64, side*2/5)
 	roi := bb.Inset(-margin).Intersect(image.Rect(0, 0, w, h))
 
-	r, err := newRegion(img, hole, roi, grow)
+	r, err := newRegion(ctx, img, hole, roi, grow)
 	if err != nil {
 		return nil, err
 	}
-	r.solve(opt.Seed)
+	opt.progress(0.1)
+	if err := r.solve(ctx, opt.Seed, opt.progress); err != nil {
+		return nil, err
+	}
 	out := clone(img)
 	r.composite(out)
 	return out, nil

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -242,17 +243,22 @@ func (l *level) randomInit(seed int64, k int) {
 // search runs one PatchMatch pass over level k: propagation from the neighbours
 // already visited in this pass's scan order, then random search in windows halving
 // from maxR. Even bands run first, then odd ones, so no band reads rows another band
-// is writing.
-func (l *level) search(seed int64, k, it, pass int, maxR int) {
+// is writing. Once ctx is done the bands not yet started are skipped and search
+// returns ctx.Err().
+func (l *level) search(ctx context.Context, seed int64, k, it, pass int, maxR int) error {
 	reverse := pass%2 == 1
 	nb := (l.h + bandRows - 1) / bandRows
 	for phase := 0; phase < 2; phase++ {
 		forEach((nb-phase+1)/2, func(i int) {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			b := 2*i + phase
 			r := streamSeed(seed, 2, k, it, pass, b)
 			l.searchBand(b*bandRows, min(l.h, (b+1)*bandRows), reverse, maxR, &r)
 		})
 	}
+	return ctx.Err()
 }
 
 func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {

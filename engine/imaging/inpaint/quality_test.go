@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"image"
@@ -106,7 +107,7 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 			name := fmt.Sprintf("%s/%.0f%%", rel[1], 100*sz.frac)
 			mask := holeShapes(w, h, sz.frac, sz.shapes, photo.seed+uint64(si)+1)
 			in := blank(orig, mask)
-			ours, err := Erase(in, mask, Options{Seed: 7})
+			ours, err := Erase(context.Background(), in, mask, Options{Seed: 7})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
@@ -29,8 +30,8 @@ const minSources = 64
 const minSide = 48
 
 // newRegion copies the roi of img, grows the hole (one bool per image pixel) by grow
-// pixels and builds the pyramid.
-func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (*region, error) {
+// pixels and builds the pyramid, checking ctx between its passes.
+func newRegion(ctx context.Context, img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (*region, error) {
 	w, h := roi.Dx(), roi.Dy()
 	iw := img.W()
 	user := make([]bool, w*h)
@@ -47,12 +48,18 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 	all := image.Rect(0, 0, w, h)
 	// Grow the hole by `grow` pixels.
 	toHole := chamferIn(user, w, h, bb.Inset(-grow-1).Intersect(all), false)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	l0 := newLevel(w, h, img.C, patchR, false)
 	for i, d := range toHole {
 		l0.hole[i] = d <= int32(3*grow)
 	}
 	bb = bb.Inset(-grow).Intersect(all)
 	depth := chamferIn(l0.hole, w, h, bb.Inset(-1).Intersect(all), true)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	// The mask and the inner part of the growth (where an object's soft edge lies) are
 	// replaced outright; over the outer featherPixels of the growth the fill fades into
 	// the photo. Distances are chamfer units from the mask, 3 per pixel (4 diagonally).
@@ -90,7 +97,10 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 			}
 		}
 	})
-	r.matte(l0, user, bb, grow)
+	r.matte(ctx, l0, user, bb, grow)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	l0.prepare(depth)
 	if len(l0.srcs) < minSources {
 		return nil, fmt.Errorf("%w: only %d intact %dx%d patches around the hole",
@@ -100,6 +110,9 @@ func newRegion(img *imaging.Image, hole []bool, roi image.Rectangle, grow int) (
 	// Coarser levels until the hole is a few pixels deep (radius in chamfer units of 3).
 	rad := float64(radius) / 3
 	for cur := l0; rad > 4 && min(cur.w, cur.h) >= 2*minSide; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		next := cur.downsample()
 		next.prepare(nil)
 		if len(next.srcs) < minSources {
@@ -223,10 +236,14 @@ func (r *region) scheduleFor(k int) schedule {
 	}
 }
 
-// solve fills the hole of levels[0], coarse to fine.
-func (r *region) solve(seed int64) {
+// solve fills the hole of levels[0], coarse to fine. It checks ctx at every level,
+// iteration and pass, and the search in every band, and returns ctx.Err() once done.
+func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) error {
 	top := len(r.levels) - 1
 	for k := top; k >= 0; k-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		l := r.levels[k]
 		if k == top {
 			l.setLocality(onionSigma2)
@@ -247,7 +264,9 @@ func (r *region) solve(seed int64) {
 		sc := r.scheduleFor(k)
 		for it := 0; it < sc.em; it++ {
 			for p := 0; p < sc.passes; p++ {
-				l.search(seed, k, it, p, sc.radius)
+				if err := l.search(ctx, seed, k, it, p, sc.radius); err != nil {
+					return err
+				}
 			}
 			l.weigh()
 			l.vote()
@@ -256,9 +275,14 @@ func (r *region) solve(seed int64) {
 				l.evalAll()
 			}
 		}
+		// Each level costs about as much as the next coarser ones together.
+		progress(0.1 + 0.7/float64(int(1)<<k))
 	}
-	r.levels[0].adaptColour()
-	r.levels[0].refineDetail()
+	if err := r.levels[0].adaptColour(ctx); err != nil {
+		return err
+	}
+	progress(0.9)
+	return r.levels[0].refineDetail(ctx)
 }
 
 // onionSigma2 stands in for the typical patch distance before any has been measured,
@@ -313,11 +337,14 @@ const (
 
 // matte scales the composite alpha of every growth pixel by how much of the
 // object's colour it holds (see above); the mask's own pixels stay replaced.
-func (r *region) matte(l0 *level, user []bool, bb image.Rectangle, grow int) {
+func (r *region) matte(ctx context.Context, l0 *level, user []bool, bb image.Rectangle, grow int) {
 	w, h, nc := l0.w, l0.h, l0.nc
 	R := grow + 1
 	imaging.Bands(bb.Dy(), func(_, y0, y1 int) {
 		for y := y0 + bb.Min.Y; y < y1+bb.Min.Y; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			for x := bb.Min.X; x < bb.Max.X; x++ {
 				i := y*w + x
 				if user[i] || !l0.hole[i] {

@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"flag"
 	"math"
 	"math/rand/v2"
@@ -56,7 +57,7 @@ func TestStripesContinueAcrossHole(t *testing.T) {
 	img := stripes(w, h, 1)
 	hole := [4]int{120, 70, 200, 170}
 	mask := rectMask(w, h, hole)
-	out, err := Erase(blank(img, mask), mask, Options{Seed: 3})
+	out, err := Erase(context.Background(), blank(img, mask), mask, Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestDiagonalEdgeContinues(t *testing.T) {
 	img, side := diagonal(w, h, 0.5, 4)
 	hole := [4]int{130, 85, 230, 185}
 	mask := rectMask(w, h, hole)
-	out, err := Erase(blank(img, mask), mask, Options{Seed: 5})
+	out, err := Erase(context.Background(), blank(img, mask), mask, Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
