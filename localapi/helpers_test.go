@@ -20,10 +20,6 @@ import (
 	"github.com/porchlight/porchlight/internal/syncbuf"
 )
 
-// Test-only routes, registered like any route group so they pass through the same
-// wrapper and appear in the document.
-func init() { addRouteGroup("ztest", (*Server).testRoutes) }
-
 type echoRequest struct {
 	Name   string  `json:"name"`
 	Count  *int    `json:"count,omitempty"`
@@ -42,60 +38,64 @@ var (
 	testEntered = make(chan struct{}, 1)
 )
 
-func (s *Server) testRoutes() {
-	s.handle(Route{Method: http.MethodPost, Path: "/v1/test/echo", Summary: "echo", Request: echoRequest{}, Response: echoRequest{},
-		Handle: func(r *http.Request) (int, any, error) {
-			var req echoRequest
-			if err := DecodeJSON(r, &req); err != nil {
-				return 0, nil, err
-			}
-			return 0, req, nil
-		}})
-	s.handle(Route{Method: http.MethodGet, Path: "/v1/test/panic", Summary: "panics", Response: Schema{},
-		Handle: func(r *http.Request) (int, any, error) { panic("boom in handler") }})
-	s.handle(Route{Method: http.MethodGet, Path: "/v1/test/internal", Summary: "fails", Response: Schema{},
-		Handle: func(r *http.Request) (int, any, error) {
-			return 0, nil, fmt.Errorf("open /secret/path/db: %w", errors.New("disk on fire"))
-		}})
-	s.handle(Route{Method: http.MethodPost, Path: "/v1/test/conflict/{id}", Summary: "conflicts", Response: Schema{},
-		Errors: []int{http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			return 0, nil, core.Conflict("order %s is already completed", PathVar(r, "id"))
-		}})
-	s.handle(Route{Method: http.MethodPost, Path: "/v1/test/upload", Budget: BudgetUpload, Summary: "upload budget",
-		Status: http.StatusAccepted, Response: Schema{"type": "object"},
-		Handle: func(r *http.Request) (int, any, error) {
-			return 0, map[string]any{"owner": Owner(r)}, nil
-		}})
-	s.handle(Route{Method: http.MethodGet, Path: "/v1/test/slow", Summary: "waits for the test", Response: Schema{},
-		Handle: func(r *http.Request) (int, any, error) {
-			select {
-			case testEntered <- struct{}{}:
-			default:
-			}
-			<-testRelease
-			return 0, map[string]any{"slow": true}, nil
-		}})
-	s.handle(Route{Method: http.MethodGet, Path: "/v1/test/stream", Summary: "event stream",
-		StreamType: "text/event-stream",
-		Stream: func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(http.StatusOK)
-			rc := http.NewResponseController(w)
-			for i := range 4 {
-				fmt.Fprintf(w, "id: %d\nevent: ping\ndata: {}\n\n", i)
-				if err := rc.Flush(); err != nil {
-					return
+// testRoutes are the tests' own routes, mounted (newServer) and documented like
+// any other, so they pass through the same wrapper.
+func (s *Server) testRoutes() []Route {
+	return []Route{
+		{Method: http.MethodPost, Path: "/v1/test/echo", Summary: "echo", Request: echoRequest{}, Response: echoRequest{},
+			Handle: func(r *http.Request) (int, any, error) {
+				var req echoRequest
+				if err := DecodeJSON(r, &req); err != nil {
+					return 0, nil, err
 				}
+				return 0, req, nil
+			}},
+		{Method: http.MethodGet, Path: "/v1/test/panic", Summary: "panics", Response: Schema{},
+			Handle: func(r *http.Request) (int, any, error) { panic("boom in handler") }},
+		{Method: http.MethodGet, Path: "/v1/test/internal", Summary: "fails", Response: Schema{},
+			Handle: func(r *http.Request) (int, any, error) {
+				return 0, nil, fmt.Errorf("open /secret/path/db: %w", errors.New("disk on fire"))
+			}},
+		{Method: http.MethodPost, Path: "/v1/test/conflict/{id}", Summary: "conflicts", Response: Schema{},
+			Errors: []int{http.StatusConflict},
+			Handle: func(r *http.Request) (int, any, error) {
+				return 0, nil, core.Conflict("order %s is already completed", PathVar(r, "id"))
+			}},
+		{Method: http.MethodPost, Path: "/v1/test/upload", Budget: BudgetUpload, Summary: "upload budget",
+			Status: http.StatusAccepted, Response: Schema{"type": "object"},
+			Handle: func(r *http.Request) (int, any, error) {
+				return 0, map[string]any{"owner": Owner(r)}, nil
+			}},
+		{Method: http.MethodGet, Path: "/v1/test/slow", Summary: "waits for the test", Response: Schema{},
+			Handle: func(r *http.Request) (int, any, error) {
 				select {
-				case <-time.After(150 * time.Millisecond):
-				case <-s.Stopping():
-					return
-				case <-r.Context().Done():
-					return
+				case testEntered <- struct{}{}:
+				default:
 				}
-			}
-		}})
+				<-testRelease
+				return 0, map[string]any{"slow": true}, nil
+			}},
+		{Method: http.MethodGet, Path: "/v1/test/stream", Summary: "event stream",
+			StreamType: "text/event-stream",
+			Stream: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				rc := http.NewResponseController(w)
+				for i := range 4 {
+					fmt.Fprintf(w, "id: %d\nevent: ping\ndata: {}\n\n", i)
+					if err := rc.Flush(); err != nil {
+						return
+					}
+					select {
+					case <-time.After(150 * time.Millisecond):
+					case <-s.Stopping():
+						return
+					case <-r.Context().Done():
+						return
+					}
+				}
+			}},
+	}
 }
 
 type fakeClock struct {
@@ -150,7 +150,7 @@ func startServer(t *testing.T, mutate ...func(*Config)) *testEnv {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err := New(cfg, Deps{Keys: ks})
+	srv, err := newServer(cfg, Deps{Keys: ks}, (*Server).testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}

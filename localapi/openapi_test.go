@@ -38,7 +38,7 @@ func newOfflineServer(t *testing.T) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s, err := New(Config{Listen: "127.0.0.1:0"}, Deps{Keys: keys.New(db)})
+	s, err := newServer(Config{Listen: "127.0.0.1:0"}, Deps{Keys: keys.New(db)}, (*Server).testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}

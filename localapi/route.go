@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/porchlight/porchlight/core"
@@ -84,33 +83,6 @@ type Param struct {
 	Description string
 	Required    bool
 	Schema      Schema
-}
-
-// routeGroup registers the routes of one file.
-type routeGroup struct {
-	name     string
-	register func(*Server)
-}
-
-var (
-	groupsMu sync.Mutex
-	groups   []routeGroup
-)
-
-// addRouteGroup is called from an init function of each routes_*.go file, so new
-// groups plug in without editing the server.
-func addRouteGroup(name string, register func(*Server)) {
-	groupsMu.Lock()
-	defer groupsMu.Unlock()
-	groups = append(groups, routeGroup{name, register})
-}
-
-func routeGroups() []routeGroup {
-	groupsMu.Lock()
-	defer groupsMu.Unlock()
-	out := append([]routeGroup(nil), groups...)
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
 }
 
 // handle registers rt. It panics on a malformed route: that is a programming

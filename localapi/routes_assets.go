@@ -8,10 +8,9 @@ import (
 	"github.com/porchlight/porchlight/core"
 )
 
-// Assets: declaration, upload confirmation, ingest status, signed download
-// addresses, exports and deletion, plus the signed /storage/ addresses the
-// bytes travel through.
-func init() { addRouteGroup("assets", (*Server).assetRoutes) }
+// Handlers of the asset routes: declaration, upload confirmation, ingest status,
+// signed download addresses, exports and deletion (their rows, and those of the
+// signed /storage/ addresses the bytes travel through, are in routes.go).
 
 type declareRequest struct {
 	Filename    string `json:"filename" doc:"the name of the file being uploaded"`
@@ -92,187 +91,99 @@ var signedParams = []Param{
 	{Name: "sig", Required: true, Description: "HMAC-SHA256 signature", Schema: Schema{"type": "string"}},
 }
 
-func (s *Server) assetRoutes() {
+func (s *Server) declareAsset(r *http.Request) (int, any, error) {
 	a := s.deps.Assets
-	if a == nil {
-		return
+	var req declareRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return 0, nil, err
 	}
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/assets", Status: http.StatusCreated,
-		Summary: "Declare an upload",
-		Description: "Records a pending asset and answers a signed upload address. PUT the bytes there, " +
-			"then confirm with POST /v1/assets/{id}/uploaded. An upload not confirmed by the time its address " +
-			"expires fails with code upload_expired; POST /v1/assets/{id}/upload-url re-issues the address " +
-			"of a pending asset.",
-		Request:  declareRequest{},
-		Response: declared{},
-		Handle: func(r *http.Request) (int, any, error) {
-			var req declareRequest
-			if err := DecodeJSON(r, &req); err != nil {
-				return 0, nil, err
-			}
-			asset, url, err := a.Declare(Owner(r), req.Filename, req.ContentType)
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, declared{AssetID: asset.ID, UploadURL: url,
-				ExpiresIn: int(a.Config().UploadTTL / time.Second), Status: asset.Status}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/assets/{id}/upload-url",
-		Summary: "Re-issue the upload address of a pending asset",
-		Description: "Answers a new signed upload address, valid expiresIn seconds (15 minutes), and gives the " +
-			"asset as long to live: a declared upload not confirmed by the time its address expires fails with " +
-			"code upload_expired (a finished PUT also leaves 15 minutes to confirm). Only a pending upload " +
-			"takes a new address; any other asset, an expired one included, answers 409. Spends an upload " +
-			"token. An extension of the interface.",
-		Response: declared{},
-		Errors:   []int{http.StatusNotFound, http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			id := PathVar(r, "id")
-			url, err := a.UploadURL(Owner(r), id)
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, declared{AssetID: id, UploadURL: url,
-				ExpiresIn: int(a.Config().UploadTTL / time.Second), Status: core.AssetPending}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/assets/{id}/uploaded", Status: http.StatusAccepted,
-		Summary: "Confirm an upload",
-		Description: "Tells the store the bytes are complete; ingest then validates and normalises them in the " +
-			"background (poll GET /v1/assets/{id}/status). Confirming again answers the asset as it is, and so " +
-			"does confirming after the upload address expired (failed, code upload_expired).",
-		Response: assetStatus{},
-		Errors:   []int{http.StatusNotFound, http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			asset, err := a.Confirm(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, statusOf(asset), nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/assets/{id}/status",
-		Summary:  "Ingest status of an asset",
-		Response: ingestStatus{},
-		Errors:   []int{http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			st, err := a.Status(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, ingestStatus(st), nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/assets/{id}",
-		Summary: "An asset with its signed download address",
-		Description: "Answers the record of a ready asset and a signed address that serves its bytes without " +
-			"an API key until expiresIn seconds have passed. An asset that is not ready answers 409.",
-		Response: assetView{},
-		Errors:   []int{http.StatusNotFound, http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			owner, id := Owner(r), PathVar(r, "id")
-			url, ttl, err := a.DownloadURL(owner, id)
-			if err != nil {
-				return 0, nil, err
-			}
-			asset, err := a.Get(owner, id)
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, viewOf(asset, url, ttl), nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/assets/{id}/exports",
-		Summary: "Export an asset to another format or size",
-		Description: "Repackages a ready image upload or an order output; no editing feature runs again. " +
-			"A new export answers 202 and is made in the background; repeating the same request answers " +
-			"the same export (200) with its status, a ready one is reused, and a failed one is tried again " +
-			"(202). Camera RAW uploads must first be developed through an order.",
-		Status:     http.StatusAccepted,
-		Request:    exportRequest{},
-		Response:   exportAnswer{},
-		AlsoStatus: []int{http.StatusOK},
-		Errors:     []int{http.StatusNotFound, http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			var req exportRequest
-			if err := DecodeJSON(r, &req); err != nil {
-				return 0, nil, err
-			}
-			opt, err := req.options()
-			if err != nil {
-				return 0, nil, err
-			}
-			asset, created, err := a.Export(Owner(r), PathVar(r, "id"), opt)
-			if err != nil {
-				return 0, nil, err
-			}
-			ans := exportAnswer{assetStatus: statusOf(asset), Source: asset.Source}
-			if asset.Export != nil {
-				ans.Options = *asset.Export
-			}
-			if created {
-				return http.StatusAccepted, ans, nil
-			}
-			return http.StatusOK, ans, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodDelete, Path: "/v1/assets/{id}",
-		Summary: "Delete an asset",
-		Description: "Removes the asset and its bytes (bytes other assets share stay). Orders still pending " +
-			"that name it as an input expire; exports made from it stay.",
-		Response: deletedAsset{},
-		Errors:   []int{http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			id := PathVar(r, "id")
-			if err := a.Delete(Owner(r), id); err != nil {
-				return 0, nil, err
-			}
-			return 0, deletedAsset{AssetID: id, Deleted: true}, nil
-		},
-	})
+	asset, url, err := a.Declare(Owner(r), req.Filename, req.ContentType)
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, declared{AssetID: asset.ID, UploadURL: url,
+		ExpiresIn: int(a.Config().UploadTTL / time.Second), Status: asset.Status}, nil
+}
 
-	// The signed storage addresses: no key, no budget; the signature is the
-	// authorisation. The store's handler parses the path itself.
-	storage := a.StorageHandlerWith(assets.StorageOptions{
+func (s *Server) reissueUploadURL(r *http.Request) (int, any, error) {
+	a := s.deps.Assets
+	id := PathVar(r, "id")
+	url, err := a.UploadURL(Owner(r), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, declared{AssetID: id, UploadURL: url,
+		ExpiresIn: int(a.Config().UploadTTL / time.Second), Status: core.AssetPending}, nil
+}
+
+func (s *Server) confirmUpload(r *http.Request) (int, any, error) {
+	asset, err := s.deps.Assets.Confirm(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, statusOf(asset), nil
+}
+
+func (s *Server) assetIngestStatus(r *http.Request) (int, any, error) {
+	st, err := s.deps.Assets.Status(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, ingestStatus(st), nil
+}
+
+func (s *Server) showAsset(r *http.Request) (int, any, error) {
+	a := s.deps.Assets
+	owner, id := Owner(r), PathVar(r, "id")
+	url, ttl, err := a.DownloadURL(owner, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	asset, err := a.Get(owner, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, viewOf(asset, url, ttl), nil
+}
+
+func (s *Server) exportAsset(r *http.Request) (int, any, error) {
+	var req exportRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return 0, nil, err
+	}
+	opt, err := req.options()
+	if err != nil {
+		return 0, nil, err
+	}
+	asset, created, err := s.deps.Assets.Export(Owner(r), PathVar(r, "id"), opt)
+	if err != nil {
+		return 0, nil, err
+	}
+	ans := exportAnswer{assetStatus: statusOf(asset), Source: asset.Source}
+	if asset.Export != nil {
+		ans.Options = *asset.Export
+	}
+	if created {
+		return http.StatusAccepted, ans, nil
+	}
+	return http.StatusOK, ans, nil
+}
+
+func (s *Server) deleteAsset(r *http.Request) (int, any, error) {
+	id := PathVar(r, "id")
+	if err := s.deps.Assets.Delete(Owner(r), id); err != nil {
+		return 0, nil, err
+	}
+	return 0, deletedAsset{AssetID: id, Deleted: true}, nil
+}
+
+// storage serves the signed storage addresses: no key, no budget; the signature
+// is the authorisation. The store's handler parses the path itself.
+func (s *Server) storage() http.Handler {
+	return s.deps.Assets.StorageHandlerWith(assets.StorageOptions{
 		UploadIdle: s.cfg.UploadIdleTimeout,
 		Admit:      s.admitUpload,
 		Logger:     s.log,
-	})
-	s.handle(Route{
-		Method: http.MethodPut, Path: "/storage/upload/{id}", Access: AccessPublic,
-		Summary: "Upload the bytes of a declared asset (signed address)",
-		Description: "The raw file as the body, with Content-Type equal to the declared contentType. " +
-			"Needs no API key and spends no budget. A tampered or expired address answers 403, a file over " +
-			"the upload limit 413, another Content-Type 415. A body that sends nothing for 30 seconds " +
-			"(api.upload_idle_timeout) answers 408 and nothing of it is kept. A key sends at most 8 bodies at " +
-			"once (api.max_concurrent_uploads), counted for the key that declared the asset; the next answers " +
-			"429 with Retry-After. A server out of disk space answers 507.",
-		Query:      signedParams,
-		StreamType: "application/json",
-		StreamDoc:  "the bytes were stored: {\"data\": {assetId, size, sha256, status}}",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestTimeout,
-			http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
-			http.StatusTooManyRequests, http.StatusInsufficientStorage},
-		Stream: storage.ServeHTTP,
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/storage/download/{id}", Access: AccessPublic,
-		Summary: "Download the bytes of a ready asset (signed address)",
-		Description: "Needs no API key and spends no budget; supports Range and ETag. A tampered or expired " +
-			"address answers 403.",
-		Query:      signedParams,
-		StreamType: "image/*",
-		StreamDoc:  "the image bytes",
-		Errors:     []int{http.StatusNotFound, http.StatusConflict},
-		Stream:     storage.ServeHTTP,
 	})
 }
 

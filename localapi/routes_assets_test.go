@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3filter"
 	_ "golang.org/x/image/webp"
 
 	"github.com/porchlight/porchlight/assets"
@@ -33,14 +32,6 @@ import (
 	"github.com/porchlight/porchlight/internal/syncbuf"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
-
-// Downloads answer image bytes; let the document check read them as a string,
-// which is what the document says they are.
-func init() {
-	for _, ct := range []string{"image/jpeg", "image/png", "image/webp"} {
-		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
-	}
-}
 
 // Real photos the route tests use (small, so orders finish in a blink).
 var (

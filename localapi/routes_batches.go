@@ -10,71 +10,39 @@ import (
 	"github.com/porchlight/porchlight/engine/catalog"
 )
 
-// Batches: atomic submission of up to 100 scenes, the aggregate and batch
-// cancellation.
-func init() { addRouteGroup("batches", (*Server).batchRoutes) }
+// Handlers of the batch routes: atomic submission of up to 100 scenes, the
+// aggregate and batch cancellation (their rows are in routes.go).
 
-func (s *Server) batchRoutes() {
-	eng := s.deps.Engine
-	if eng == nil {
-		return
+func (s *Server) submitBatch(r *http.Request) (int, any, error) {
+	fields, err := decodeFields(r)
+	if err != nil {
+		return 0, nil, err
 	}
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/batches", Status: http.StatusCreated,
-		Summary: "Submit a batch of scenes",
-		Description: "Shared option fields at the top level, scenes (1 to 100) each with its inputs and any " +
-			"option it overrides (an explicit value wins, even false). The batch is validated as a whole: one " +
-			"invalid scene refuses everything with 400 naming it (scenes[i].field). Each scene becomes an order. " +
-			"style_clause is not accepted in batches. Counts as one write.",
-		Headers:  []Param{idempotencyHeader},
-		Request:  batchRequestSchema(),
-		Response: core.BatchAggregate{},
-		Errors:   []int{http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			fields, err := decodeFields(r)
-			if err != nil {
-				return 0, nil, err
-			}
-			req, err := batchOf(fields)
-			if err != nil {
-				return 0, nil, err
-			}
-			agg, err := eng.SubmitBatch(Owner(r), req, r.Header.Get(HeaderIdempotencyKey))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, agg, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/batches/{id}",
-		Summary:     "A batch's aggregate",
-		Description: "Counters (failed counts failed, cancelled and expired scenes; done means every scene settled) and the scene summaries in scene order.",
-		Response:    core.BatchAggregate{},
-		Errors:      []int{http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			agg, err := eng.Batch(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, agg, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/batches/{id}/cancel",
-		Summary: "Cancel a batch",
-		Description: "Pending and running scenes become cancelled; settled scenes keep their state and a scene " +
-			"that completes meanwhile keeps its result. Repeating answers the aggregate again.",
-		Response: core.BatchAggregate{},
-		Errors:   []int{http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			agg, err := eng.CancelBatch(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, agg, nil
-		},
-	})
+	req, err := batchOf(fields)
+	if err != nil {
+		return 0, nil, err
+	}
+	agg, err := s.deps.Engine.SubmitBatch(Owner(r), req, r.Header.Get(HeaderIdempotencyKey))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, agg, nil
+}
+
+func (s *Server) batch(r *http.Request) (int, any, error) {
+	agg, err := s.deps.Engine.Batch(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, agg, nil
+}
+
+func (s *Server) cancelBatch(r *http.Request) (int, any, error) {
+	agg, err := s.deps.Engine.CancelBatch(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, agg, nil
 }
 
 // batchOf splits a batch body into its name, shared options and scenes. Scene

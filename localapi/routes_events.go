@@ -12,12 +12,11 @@ import (
 	"github.com/porchlight/porchlight/engine/events"
 )
 
-// Event streams (Server-Sent Events): one order, one batch, or the whole account.
-// They spend no budget and end when the resource settles (order and batch), when
-// the bus drops a subscriber that fell behind, when the client goes away, when the
-// key is rotated or revoked (streams.go) or when the server shuts down. Closing a
-// stream never touches the order.
-func init() { addRouteGroup("events", (*Server).eventRoutes) }
+// Event streams (Server-Sent Events): one order, one batch, or the whole account
+// (their rows are in routes.go). They spend no budget and end when the resource
+// settles (order and batch), when the bus drops a subscriber that fell behind, when
+// the client goes away, when the key is rotated or revoked (streams.go) or when the
+// server shuts down. Closing a stream never touches the order.
 
 // HeaderLastEventID is the SSE resume header: the id of the last frame seen.
 const HeaderLastEventID = "Last-Event-ID"
@@ -57,98 +56,67 @@ var lastEventIDHeader = Param{
 		"when they are no longer held a fresh snapshot is sent",
 }
 
-func (s *Server) eventRoutes() {
+// sseFrames opens the documentation of every event stream.
+const sseFrames = "Server-Sent Events. Each frame has id: (increasing), event: (the type) and data: " +
+	"({\"type\", \"data\"} JSON). "
+
+func (s *Server) orderEvents(w http.ResponseWriter, r *http.Request) {
 	eng := s.deps.Engine
-	if eng == nil {
-		return
-	}
-	const frames = "Server-Sent Events. Each frame has id: (increasing), event: (the type) and data: " +
-		"({\"type\", \"data\"} JSON). "
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/orders/{id}/events",
-		Summary:      "Follow one order",
-		Description:  "Opens with a snapshot of the order (terminal included), then its progress, then its terminal state, and closes. Pings every 15 seconds.",
-		StreamType:   "text/event-stream",
-		StreamDoc:    frames + "order frames carry the order summary.",
-		StreamSchema: eventMessage{},
-		Headers:      []Param{lastEventIDHeader},
-		Errors:       []int{http.StatusNotFound, http.StatusTooManyRequests},
-		Stream: func(w http.ResponseWriter, r *http.Request) {
-			owner, id := Owner(r), PathVar(r, "id")
-			s.serveStream(w, r, streamSpec{
-				filter: events.Filter{Owner: owner, OrderID: id},
-				snapshot: func() ([]frame, bool, error) {
-					sum, err := eng.Order(owner, id)
-					if err != nil {
-						return nil, false, err
-					}
-					return []frame{{typ: core.EventOrder, msg: sum}}, sum.Status.Terminal(), nil
-				},
-				ends: func(ev core.Event) bool {
-					st, ok := orderStatus(ev)
-					return ok && ev.OrderID == id && st.Terminal()
-				},
-			})
+	owner, id := Owner(r), PathVar(r, "id")
+	s.serveStream(w, r, streamSpec{
+		filter: events.Filter{Owner: owner, OrderID: id},
+		snapshot: func() ([]frame, bool, error) {
+			sum, err := eng.Order(owner, id)
+			if err != nil {
+				return nil, false, err
+			}
+			return []frame{{typ: core.EventOrder, msg: sum}}, sum.Status.Terminal(), nil
+		},
+		ends: func(ev core.Event) bool {
+			st, ok := orderStatus(ev)
+			return ok && ev.OrderID == id && st.Terminal()
 		},
 	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/batches/{id}/events",
-		Summary: "Follow one batch",
-		Description: "Opens with a snapshot (an order frame per scene, then a batch frame with the counters), then " +
-			"every scene's order events and the batch's counters, and closes once every scene has settled.",
-		StreamType:   "text/event-stream",
-		StreamDoc:    frames + "order frames carry scene summaries, batch frames the aggregate without orders.",
-		StreamSchema: eventMessage{},
-		Headers:      []Param{lastEventIDHeader},
-		Errors:       []int{http.StatusNotFound, http.StatusTooManyRequests},
-		Stream: func(w http.ResponseWriter, r *http.Request) {
-			owner, id := Owner(r), PathVar(r, "id")
-			s.serveStream(w, r, streamSpec{
-				filter: events.Filter{Owner: owner, BatchID: id},
-				snapshot: func() ([]frame, bool, error) {
-					agg, err := eng.Batch(owner, id)
-					if err != nil {
-						return nil, false, err
-					}
-					out := make([]frame, 0, len(agg.Orders)+1)
-					for _, sc := range agg.Orders {
-						out = append(out, frame{typ: core.EventOrder, msg: sc})
-					}
-					agg.Orders = nil
-					return append(out, frame{typ: core.EventBatch, msg: agg}), agg.Done, nil
-				},
-				ends: func(ev core.Event) bool {
-					agg, ok := ev.Data.(core.BatchAggregate)
-					return ok && ev.Type == core.EventBatch && ev.BatchID == id && agg.Done
-				},
-			})
+}
+
+func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
+	eng := s.deps.Engine
+	owner, id := Owner(r), PathVar(r, "id")
+	s.serveStream(w, r, streamSpec{
+		filter: events.Filter{Owner: owner, BatchID: id},
+		snapshot: func() ([]frame, bool, error) {
+			agg, err := eng.Batch(owner, id)
+			if err != nil {
+				return nil, false, err
+			}
+			out := make([]frame, 0, len(agg.Orders)+1)
+			for _, sc := range agg.Orders {
+				out = append(out, frame{typ: core.EventOrder, msg: sc})
+			}
+			agg.Orders = nil
+			return append(out, frame{typ: core.EventBatch, msg: agg}), agg.Done, nil
+		},
+		ends: func(ev core.Event) bool {
+			agg, ok := ev.Data.(core.BatchAggregate)
+			return ok && ev.Type == core.EventBatch && ev.BatchID == id && agg.Done
 		},
 	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/events",
-		Summary: "Follow the whole account",
-		Description: "Every order and batch event of the key. Opens with the key's running orders only (missed " +
-			"terminal events are not replayed: read GET /v1/orders/{id} after a gap). Never ends by itself; reconnect on drop.",
-		StreamType:   "text/event-stream",
-		StreamDoc:    frames,
-		StreamSchema: eventMessage{},
-		Headers:      []Param{lastEventIDHeader},
-		Errors:       []int{http.StatusTooManyRequests},
-		Stream: func(w http.ResponseWriter, r *http.Request) {
-			owner := Owner(r)
-			s.serveStream(w, r, streamSpec{
-				filter: events.Filter{Owner: owner},
-				snapshot: func() ([]frame, bool, error) {
-					running := eng.Running(owner)
-					out := make([]frame, len(running))
-					for i, sum := range running {
-						out[i] = frame{typ: core.EventOrder, msg: sum}
-					}
-					return out, false, nil
-				},
-				ends: func(core.Event) bool { return false },
-			})
+}
+
+func (s *Server) accountEvents(w http.ResponseWriter, r *http.Request) {
+	eng := s.deps.Engine
+	owner := Owner(r)
+	s.serveStream(w, r, streamSpec{
+		filter: events.Filter{Owner: owner},
+		snapshot: func() ([]frame, bool, error) {
+			running := eng.Running(owner)
+			out := make([]frame, len(running))
+			for i, sum := range running {
+				out[i] = frame{typ: core.EventOrder, msg: sum}
+			}
+			return out, false, nil
 		},
+		ends: func(core.Event) bool { return false },
 	})
 }
 

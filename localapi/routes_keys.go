@@ -6,9 +6,8 @@ import (
 	"github.com/porchlight/porchlight/core"
 )
 
-// API key management: admins issue, list and revoke keys; every key can rotate
-// itself.
-func init() { addRouteGroup("keys", (*Server).keyRoutes) }
+// Handlers of API key management: admins issue, list and revoke keys; every key
+// can rotate itself (their rows are in routes.go).
 
 type createKeyRequest struct {
 	Name  string     `json:"name" doc:"a label for people, 1 to 100 characters"`
@@ -32,72 +31,49 @@ type revokedKey struct {
 	Revoked bool   `json:"revoked"`
 }
 
-func (s *Server) keyRoutes() {
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/api-keys", Access: AccessAdmin, Status: http.StatusCreated,
-		Summary:  "Issue an API key",
-		Request:  createKeyRequest{},
-		Response: issuedKey{},
-		Handle: func(r *http.Request) (int, any, error) {
-			var req createKeyRequest
-			if err := DecodeJSON(r, &req); err != nil {
-				return 0, nil, err
-			}
-			if req.Scope == "" {
-				req.Scope = core.ScopeStandard
-			}
-			k, secret, err := s.deps.Keys.Create(req.Name, req.Scope)
-			if err != nil {
-				return 0, nil, err
-			}
-			s.log.Info("api key issued", "uuid", k.UUID, "name", k.Name, "scope", k.Scope, "by", Owner(r))
-			return 0, issuedKey{Key: k, Secret: secret}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/api-keys", Access: AccessAdmin,
-		Summary:  "List API keys",
-		Response: []core.Key{},
-		Handle: func(*http.Request) (int, any, error) {
-			list, err := s.deps.Keys.List()
-			if err != nil {
-				return 0, nil, err
-			}
-			if list == nil {
-				list = []core.Key{}
-			}
-			return 0, list, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodDelete, Path: "/v1/api-keys/{uuid}", Access: AccessAdmin,
-		Summary:  "Revoke an API key",
-		Response: revokedKey{},
-		// 400: Porchlight's own owners of hot-folder and window work cannot be revoked.
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			id := PathVar(r, "uuid")
-			if err := s.deps.Keys.Revoke(id); err != nil {
-				return 0, nil, err
-			}
-			s.log.Info("api key revoked", "uuid", id, "by", Owner(r))
-			return 0, revokedKey{UUID: id, Revoked: true}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/api-keys/rotate",
-		Summary:     "Rotate the calling key",
-		Description: "Gives the calling key a new secret, shown once. The old secret stops working at once; the key keeps its uuid, name, scope and resources.",
-		Response:    rotatedKey{},
-		Handle: func(r *http.Request) (int, any, error) {
-			// The secret that authenticated this request is swapped in one transaction,
-			// so of concurrent rotations with it only one gets a new secret.
-			k, secret, err := s.deps.Keys.RotateSecret(r.Header.Get(HeaderAPIKey))
-			if err != nil {
-				return 0, nil, err
-			}
-			s.log.Info("api key rotated", "uuid", k.UUID)
-			return 0, rotatedKey{UUID: k.UUID, Name: k.Name, Secret: secret}, nil
-		},
-	})
+func (s *Server) createKey(r *http.Request) (int, any, error) {
+	var req createKeyRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Scope == "" {
+		req.Scope = core.ScopeStandard
+	}
+	k, secret, err := s.deps.Keys.Create(req.Name, req.Scope)
+	if err != nil {
+		return 0, nil, err
+	}
+	s.log.Info("api key issued", "uuid", k.UUID, "name", k.Name, "scope", k.Scope, "by", Owner(r))
+	return 0, issuedKey{Key: k, Secret: secret}, nil
+}
+
+func (s *Server) listKeys(*http.Request) (int, any, error) {
+	list, err := s.deps.Keys.List()
+	if err != nil {
+		return 0, nil, err
+	}
+	if list == nil {
+		list = []core.Key{}
+	}
+	return 0, list, nil
+}
+
+func (s *Server) revokeKey(r *http.Request) (int, any, error) {
+	id := PathVar(r, "uuid")
+	if err := s.deps.Keys.Revoke(id); err != nil {
+		return 0, nil, err
+	}
+	s.log.Info("api key revoked", "uuid", id, "by", Owner(r))
+	return 0, revokedKey{UUID: id, Revoked: true}, nil
+}
+
+func (s *Server) rotateKey(r *http.Request) (int, any, error) {
+	// The secret that authenticated this request is swapped in one transaction,
+	// so of concurrent rotations with it only one gets a new secret.
+	k, secret, err := s.deps.Keys.RotateSecret(r.Header.Get(HeaderAPIKey))
+	if err != nil {
+		return 0, nil, err
+	}
+	s.log.Info("api key rotated", "uuid", k.UUID)
+	return 0, rotatedKey{UUID: k.UUID, Name: k.Name, Secret: secret}, nil
 }

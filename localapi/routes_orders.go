@@ -10,9 +10,8 @@ import (
 	"github.com/porchlight/porchlight/engine/catalog"
 )
 
-// Orders: submission (with an optional Idempotency-Key), the summary and
-// cancellation.
-func init() { addRouteGroup("orders", (*Server).orderRoutes) }
+// Handlers of the order routes: submission (with an optional Idempotency-Key),
+// the summary and cancellation (their rows are in routes.go).
 
 // HeaderIdempotencyKey makes a submission safe to repeat: the same key and body
 // within a day answer the first order (or batch) again.
@@ -32,64 +31,36 @@ var idempotencyHeader = Param{
 		"24 hours answers the first result again, a different request under a used key answers 409",
 }
 
-func (s *Server) orderRoutes() {
-	eng := s.deps.Engine
-	if eng == nil {
-		return
+func (s *Server) submitOrder(r *http.Request) (int, any, error) {
+	fields, err := decodeFields(r)
+	if err != nil {
+		return 0, nil, err
 	}
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/orders", Status: http.StatusCreated,
-		Summary: "Submit an order",
-		Description: "One scene: 1 to 5 ready uploads (the exposure brackets) and the options of any features. " +
-			"The order runs in the background; follow it with GET /v1/orders/{id} or its event stream.",
-		Headers:  []Param{idempotencyHeader},
-		Request:  orderRequestSchema(),
-		Response: orderCreated{},
-		Errors:   []int{http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			fields, err := decodeFields(r)
-			if err != nil {
-				return 0, nil, err
-			}
-			inputs, opts, err := sceneOf(fields)
-			if err != nil {
-				return 0, nil, err
-			}
-			sum, err := eng.Submit(Owner(r), inputs, opts, r.Header.Get(HeaderIdempotencyKey))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, orderCreated{OrderID: sum.OrderUUID, InputCount: len(sum.Inputs), OrderSummary: sum}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/orders/{id}",
-		Summary:  "An order's summary",
-		Response: core.OrderSummary{},
-		Errors:   []int{http.StatusNotFound},
-		Handle: func(r *http.Request) (int, any, error) {
-			sum, err := eng.Order(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, sum, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/orders/{id}/cancel",
-		Summary: "Cancel an order",
-		Description: "A pending or running order becomes cancelled; repeating answers the same summary. " +
-			"A completed, failed or expired order answers 409, also when completion won a race with the cancel.",
-		Response: core.OrderSummary{},
-		Errors:   []int{http.StatusNotFound, http.StatusConflict},
-		Handle: func(r *http.Request) (int, any, error) {
-			sum, err := eng.Cancel(Owner(r), PathVar(r, "id"))
-			if err != nil {
-				return 0, nil, err
-			}
-			return 0, sum, nil
-		},
-	})
+	inputs, opts, err := sceneOf(fields)
+	if err != nil {
+		return 0, nil, err
+	}
+	sum, err := s.deps.Engine.Submit(Owner(r), inputs, opts, r.Header.Get(HeaderIdempotencyKey))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, orderCreated{OrderID: sum.OrderUUID, InputCount: len(sum.Inputs), OrderSummary: sum}, nil
+}
+
+func (s *Server) order(r *http.Request) (int, any, error) {
+	sum, err := s.deps.Engine.Order(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, sum, nil
+}
+
+func (s *Server) cancelOrder(r *http.Request) (int, any, error) {
+	sum, err := s.deps.Engine.Cancel(Owner(r), PathVar(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, sum, nil
 }
 
 // decodeFields reads a JSON object body member by member, so the option fields

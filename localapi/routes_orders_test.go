@@ -252,7 +252,7 @@ func TestIdempotencyKeyThroughTheAPI(t *testing.T) {
 	}
 }
 
-// The document of the whole server (every route group wired) validates, matches
+// The document of the whole server (every route wired) validates, matches
 // the router, and says what the new routes need.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	f := startFull(t)

@@ -108,9 +108,13 @@ type Server struct {
 	stopping chan struct{}
 }
 
-// New builds the server and registers every route group. It fails on a
+// New builds the server with every route of routeTable. It fails on a
 // configuration it cannot honour rather than serving something else.
-func New(cfg Config, deps Deps) (*Server, error) {
+func New(cfg Config, deps Deps) (*Server, error) { return newServer(cfg, deps, nil) }
+
+// newServer is New with more routes from extra (the tests' own), mounted and
+// documented like the others.
+func newServer(cfg Config, deps Deps, extra func(*Server) []Route) (*Server, error) {
 	if deps.Keys == nil {
 		return nil, errors.New("localapi: Deps.Keys is required")
 	}
@@ -168,8 +172,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 	})
-	for _, g := range routeGroups() {
-		g.register(s)
+	if deps.Engine != nil {
+		s.tickets = newTicketStore(s.now)
+	}
+	for _, rt := range s.routeTable() {
+		s.handle(rt)
+	}
+	if extra != nil {
+		for _, rt := range extra(s) {
+			s.handle(rt)
+		}
 	}
 	if err := s.mount(); err != nil {
 		return nil, err

@@ -20,8 +20,8 @@ import (
 // The WebSocket: one connection carries every order and batch event of a key as
 // {"type", "data"} text messages. A browser cannot set X-API-Key on a WebSocket
 // handshake, so the key buys a ticket first (POST /v1/ws-ticket, a write) and the
-// handshake presents it: single use, bound to the key, valid WSTicketTTL.
-func init() { addRouteGroup("ws", (*Server).wsRoutes) }
+// handshake presents it: single use, bound to the key, valid WSTicketTTL. The two
+// routes' rows are in routes.go.
 
 // WSTicketTTL is how long a WebSocket ticket stays usable.
 const WSTicketTTL = 60 * time.Second
@@ -35,46 +35,17 @@ type wsTicketAnswer struct {
 	ExpiresIn int    `json:"expiresIn" doc:"seconds the ticket stays usable"`
 }
 
-func (s *Server) wsRoutes() {
-	if s.deps.Engine == nil {
-		return
+func (s *Server) issueWSTicket(r *http.Request) (int, any, error) {
+	t, err := s.tickets.issue(Owner(r), keyEnd(r))
+	if err != nil {
+		return 0, nil, err
 	}
-	s.tickets = newTicketStore(s.now)
-	s.handle(Route{
-		Method: http.MethodPost, Path: "/v1/ws-ticket",
-		Summary: "Get a WebSocket ticket",
-		Description: "A single-use ticket for GET /v1/ws, bound to the calling key and valid 60 seconds. " +
-			"Counts as a write.",
-		Response: wsTicketAnswer{},
-		Handle: func(r *http.Request) (int, any, error) {
-			t, err := s.tickets.issue(Owner(r), keyEnd(r))
-			if err != nil {
-				return 0, nil, err
-			}
-			scheme := "ws"
-			if r.TLS != nil {
-				scheme = "wss"
-			}
-			u := scheme + "://" + r.Host + "/v1/ws?ticket=" + url.QueryEscape(t)
-			return 0, wsTicketAnswer{Ticket: t, URL: u, ExpiresIn: int(WSTicketTTL / time.Second)}, nil
-		},
-	})
-	s.handle(Route{
-		Method: http.MethodGet, Path: "/v1/ws", Access: AccessPublic, Status: http.StatusSwitchingProtocols,
-		Summary: "The event WebSocket",
-		Description: "A WebSocket handshake with a ticket from POST /v1/ws-ticket (no API key: the ticket " +
-			"authenticates). A used, unknown or expired ticket, or one whose key was rotated or revoked since, answers 401. " +
-			"Rotating or revoking the key closes the connection (1008). The connection opens with the key's " +
-			"running orders, then carries every order and batch event of the key as JSON text messages, and a " +
-			"ping message (and a ping control frame) every 15 seconds. Spends no budget.",
-		Query: []Param{{Name: "ticket", Required: true, Description: "from POST /v1/ws-ticket",
-			Schema: Schema{"type": "string"}}},
-		StreamType:   "application/octet-stream",
-		StreamDoc:    "switching to the WebSocket protocol; every message is {\"type\", \"data\"} JSON text",
-		StreamSchema: eventMessage{},
-		Errors:       []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests},
-		Stream:       s.serveWS,
-	})
+	scheme := "ws"
+	if r.TLS != nil {
+		scheme = "wss"
+	}
+	u := scheme + "://" + r.Host + "/v1/ws?ticket=" + url.QueryEscape(t)
+	return 0, wsTicketAnswer{Ticket: t, URL: u, ExpiresIn: int(WSTicketTTL / time.Second)}, nil
 }
 
 // ticketStore holds the outstanding tickets in memory: a restart forgets them,
