@@ -1,7 +1,7 @@
 package engine
 
 import (
-	bolt "go.etcd.io/bbolt"
+	"context"
 
 	"github.com/porchlight/porchlight/core"
 )
@@ -22,14 +22,14 @@ const (
 func (e *Engine) Cancel(owner, id string) (core.OrderSummary, error) {
 	var out core.Order
 	var stop bool
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+	err := e.commit(context.Background(), func(tx core.OrdersTx, ob *outbox) error {
 		r, err := ownedRecord(tx, owner, id)
 		if err != nil {
 			return err
 		}
 		switch r.Status {
 		case core.OrderCancelled:
-			out = r.Order
+			out = *r
 			return nil
 		case core.OrderCompleted, core.OrderFailed, core.OrderExpired:
 			return core.Conflict("order %s is already %s and can no longer be cancelled", id, r.Status)
@@ -40,7 +40,7 @@ func (e *Engine) Cancel(owner, id string) (core.OrderSummary, error) {
 			return err
 		}
 		ob.order(r)
-		out = r.Order
+		out = *r
 		return nil
 	})
 	if err != nil {
@@ -60,7 +60,7 @@ func (e *Engine) Cancel(owner, id string) (core.OrderSummary, error) {
 func (e *Engine) CancelBatch(owner, id string) (core.BatchAggregate, error) {
 	var running []string
 	var bid string
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
+	err := e.commit(context.Background(), func(tx core.OrdersTx, ob *outbox) error {
 		b, err := ownedBatch(tx, owner, id)
 		if err != nil {
 			return err
@@ -68,7 +68,7 @@ func (e *Engine) CancelBatch(owner, id string) (core.BatchAggregate, error) {
 		bid = b.ID
 		now := e.now()
 		for _, oid := range b.Orders {
-			r, err := getRecord(tx, oid)
+			r, err := tx.Get(oid)
 			if err != nil {
 				return err
 			}

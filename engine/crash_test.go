@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/pipeline"
-	"github.com/porchlight/porchlight/engine/store"
 )
 
 // The crash tests re-run this test binary as a child that serves the engine on a data
@@ -91,23 +87,23 @@ func kill9(t *testing.T, cmd *exec.Cmd) {
 	cmd.Wait()
 }
 
-// outputsPerOrder counts output asset records by order.
-func outputsPerOrder(t *testing.T, db *store.DB) map[string]int {
+// checkOneOutput checks that the asset store holds order id's output under the id
+// it derives from the order (outputs are idempotent per order through that id, so a
+// second output of the order could only be another asset) and that the order points
+// at that one.
+func checkOneOutput(t *testing.T, e *env, id string) {
 	t.Helper()
-	n := map[string]int{}
-	db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketAssets).ForEach(func(_, v []byte) error {
-			var a core.Asset
-			if err := json.Unmarshal(v, &a); err != nil {
-				t.Fatal(err)
-			}
-			if a.Kind == core.AssetOutput {
-				n[a.OrderID]++
-			}
-			return nil
-		})
-	})
-	return n
+	rec, err := e.eng.OrderRecord(e.owner, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.assets.Lookup(assets.OutputID(id))
+	if err != nil {
+		t.Fatalf("order %s has no stored output: %v", id, err)
+	}
+	if a.Kind != core.AssetOutput || a.OrderID != id || a.Owner != e.owner || rec.OutputID != a.ID {
+		t.Fatalf("order %s (output %s) has output %+v", id, rec.OutputID, a)
+	}
 }
 
 func TestCrashRecoveryKill9(t *testing.T) {
@@ -190,9 +186,7 @@ wait:
 	}
 	e.stop()
 	for _, id := range ids {
-		if n := outputsPerOrder(t, e.db)[id]; n != 1 {
-			t.Fatalf("order %s has %d outputs", id, n)
-		}
+		checkOneOutput(t, e, id)
 	}
 	t.Logf("killed with %d completed and %d running", len(completed), len(running))
 }
@@ -249,7 +243,5 @@ func TestCrashAfterOutputStoredKill9(t *testing.T) {
 	if !after.CreatedAt.Equal(before.CreatedAt) || after.SHA256 != before.SHA256 {
 		t.Fatal("the output was written again")
 	}
-	if n := outputsPerOrder(t, e.db)[s.OrderUUID]; n != 1 {
-		t.Fatalf("%d outputs for the order", n)
-	}
+	checkOneOutput(t, e, s.OrderUUID)
 }

@@ -8,12 +8,9 @@ import (
 	"math"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/pipeline"
-	"github.com/porchlight/porchlight/engine/store"
 )
 
 // pollInterval is the dispatcher's safety net when no signal arrives.
@@ -31,7 +28,9 @@ func (e *Engine) dispatch(ctx context.Context) error {
 		for e.freeWorker() {
 			l, err := e.next(ctx)
 			if err != nil {
-				e.log.Error("dispatch", "err", err)
+				if ctx.Err() == nil {
+					e.log.Error("dispatch", "err", err)
+				}
 				break
 			}
 			if l == nil {
@@ -40,7 +39,7 @@ func (e *Engine) dispatch(ctx context.Context) error {
 			select {
 			case e.jobs <- l:
 			case <-ctx.Done():
-				e.requeue(l)
+				e.requeue(context.WithoutCancel(ctx), l)
 				e.release(l)
 				return nil
 			}
@@ -69,28 +68,12 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		var head *record
-		err := e.db.View(func(tx *bolt.Tx) error {
-			k, v := store.Queue(tx, store.BucketQueuePending).Cursor().First()
-			if k == nil {
-				return nil
-			}
-			r, err := getRecord(tx, string(v))
-			if err != nil {
-				e.log.Error("unreadable order record at the head of the queue", "order", string(v), "err", err)
-				return errDangling
-			}
-			if r == nil || r.Status != core.OrderPending || r.Seq != store.Btoi(k) {
-				return errDangling
-			}
-			head = r
-			return nil
-		})
-		if errors.Is(err, errDangling) {
+		head, err := e.orders.Head(ctx)
+		if errors.Is(err, core.ErrDanglingEntry) {
 			// An entry that does not point at a pending order would block the queue
 			// forever; drop it.
-			e.log.Warn("dropping a queue entry without a pending order")
-			if err := e.dropDanglingHead(); err != nil {
+			e.log.Warn("dropping a queue entry without a pending order", "err", err)
+			if err := e.orders.DropDanglingHead(ctx); err != nil {
 				return nil, err
 			}
 			continue
@@ -103,7 +86,7 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			return nil, nil
 		}
 		if reason, code := e.expiryReason(head); reason != "" {
-			if err := e.expire(head.ID, code, reason); err != nil {
+			if err := e.expire(ctx, head.ID, code, reason); err != nil {
 				return nil, err
 			}
 			continue
@@ -113,7 +96,7 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			return nil, err
 		}
 		if missing != "" {
-			if err := e.expire(head.ID, CodeInputDeleted, missing); err != nil {
+			if err := e.expire(ctx, head.ID, CodeInputDeleted, missing); err != nil {
 				return nil, err
 			}
 			continue
@@ -126,7 +109,7 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 			// It could never start, and running it past the budget is what the budget
 			// is for: fail it now rather than block the queue behind it.
 			e.dropClaim()
-			if err := e.refuse(head.ID, CodeResolutionTooLarge, e.tooLargeReason(est, sizes)); err != nil {
+			if err := e.refuse(ctx, head.ID, CodeResolutionTooLarge, e.tooLargeReason(est, sizes)); err != nil {
 				return nil, err
 			}
 			continue
@@ -147,28 +130,9 @@ func (e *Engine) next(ctx context.Context) (*live, error) {
 	}
 }
 
-var errDangling = errors.New("queue entry without a pending order")
-
-// dropDanglingHead removes the first queue/pending entry when it does not point at a
-// pending order.
-func (e *Engine) dropDanglingHead() error {
-	return e.db.Update(func(tx *bolt.Tx) error {
-		q := store.Queue(tx, store.BucketQueuePending)
-		k, v := q.Cursor().First()
-		if k == nil {
-			return nil
-		}
-		r, err := getRecord(tx, string(v))
-		if err != nil || r == nil || r.Status != core.OrderPending || r.Seq != store.Btoi(k) {
-			return q.Delete(k)
-		}
-		return nil
-	})
-}
-
 // inputSizes reads the dimensions of an order's inputs from their records. missing
 // explains the first input that no longer exists.
-func (e *Engine) inputSizes(r *record) (sizes []image.Point, missing string, err error) {
+func (e *Engine) inputSizes(r *core.Order) (sizes []image.Point, missing string, err error) {
 	for i, id := range r.Inputs {
 		a, err := e.assets.Get(r.Owner, id)
 		if err != nil {
@@ -192,17 +156,17 @@ func (e *Engine) inputSizes(r *record) (sizes []image.Point, missing string, err
 
 // refuse fails a pending order before it starts; an order no longer pending is left
 // alone.
-func (e *Engine) refuse(id, code, reason string) error {
-	err := e.failFrom(id, core.OrderPending, code, reason)
+func (e *Engine) refuse(ctx context.Context, id, code, reason string) error {
+	err := e.failFrom(ctx, id, core.OrderPending, code, reason)
 	e.clearWaiting(id)
 	return err
 }
 
 // failFrom moves order id to failed with code and reason, in one transaction, when
 // it still has status from; otherwise it leaves the order alone.
-func (e *Engine) failFrom(id string, from core.OrderStatus, code, reason string) error {
-	return e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, id)
+func (e *Engine) failFrom(ctx context.Context, id string, from core.OrderStatus, code, reason string) error {
+	return e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
+		r, err := tx.Get(id)
 		if err != nil || r == nil || r.Status != from {
 			return err
 		}
@@ -216,14 +180,14 @@ func (e *Engine) failFrom(id string, from core.OrderStatus, code, reason string)
 	})
 }
 
-func (e *Engine) setWaiting(r *record, stage string) {
+func (e *Engine) setWaiting(r *core.Order, stage string) {
 	e.mu.Lock()
 	prev, had := e.waiting[r.ID]
 	clear(e.waiting) // only the head of the queue waits for memory
 	e.waiting[r.ID] = stage
 	e.mu.Unlock()
 	if !had || prev != stage {
-		e.publishOrder(r.Order) // summaryOf lays the stage over it
+		e.publishOrder(*r) // summaryOf lays the stage over it
 	}
 }
 
@@ -237,8 +201,8 @@ func (e *Engine) claim(ctx context.Context, id string, sizes []image.Point, est 
 	delete(e.waiting, id)
 	e.mu.Unlock()
 	claimed := false
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, id)
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
+		r, err := tx.Get(id)
 		if err != nil || r == nil || r.Status != core.OrderPending {
 			return err
 		}
@@ -250,7 +214,7 @@ func (e *Engine) claim(ctx context.Context, id string, sizes []image.Point, est 
 			return err
 		}
 		l.mu.Lock()
-		l.rec = r.Order
+		l.rec = *r
 		l.mu.Unlock()
 		claimed = true
 		ob.order(r)
@@ -302,15 +266,17 @@ func (e *Engine) process(l *live) {
 		Sizes: l.sizes, Assets: e.pipelineAssets(),
 	}
 	res, err := e.runPipeline(l, req)
+	// The outcome is recorded even when the order's context ended.
+	ctx := context.WithoutCancel(l.ctx)
 	switch {
 	case err == nil:
-		e.complete(l, res)
+		e.complete(ctx, l, res)
 	case l.ctx.Err() != nil && errors.Is(context.Cause(l.ctx), errOrderCancelled):
 		// Already cancelled in the database; nothing to record.
 	case l.ctx.Err() != nil:
-		e.requeue(l) // shutting down: run it again on the next start
+		e.requeue(ctx, l) // shutting down: run it again on the next start
 	default:
-		e.fail(l, pipeline.CodeOf(err), err.Error())
+		e.fail(ctx, l, pipeline.CodeOf(err), err.Error())
 	}
 }
 
@@ -345,11 +311,11 @@ func (e *Engine) progress(l *live, p pipeline.Progress) {
 
 // complete attaches the output when the order is still running. When a cancel
 // committed first, the output is not attached and is removed again.
-func (e *Engine) complete(l *live, res pipeline.Result) {
+func (e *Engine) complete(ctx context.Context, l *live, res pipeline.Result) {
 	attached := false
 	var owner string
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, l.id)
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
+		r, err := tx.Get(l.id)
 		if err != nil || r == nil || r.Status != core.OrderRunning {
 			return err
 		}
@@ -384,17 +350,17 @@ func (e *Engine) complete(l *live, res pipeline.Result) {
 }
 
 // fail records a failure when the order is still running.
-func (e *Engine) fail(l *live, code, reason string) {
-	if err := e.failFrom(l.id, core.OrderRunning, code, reason); err != nil {
+func (e *Engine) fail(ctx context.Context, l *live, code, reason string) {
+	if err := e.failFrom(ctx, l.id, core.OrderRunning, code, reason); err != nil {
 		e.log.Error("record failed order", "order", l.id, "err", err)
 	}
 }
 
 // requeue puts an order interrupted by shutdown back at its place in the queue; the
 // interrupted start does not count as an attempt.
-func (e *Engine) requeue(l *live) {
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, l.id)
+func (e *Engine) requeue(ctx context.Context, l *live) {
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
+		r, err := tx.Get(l.id)
 		if err != nil || r == nil || r.Status != core.OrderRunning {
 			return err
 		}

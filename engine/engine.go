@@ -1,9 +1,10 @@
-// Package engine is Porchlight's order engine: durable orders and batches in bbolt,
-// the order state machine, the queue, workers with memory-aware admission, expiry,
-// crash recovery and the event bus. The three front doors (the HTTP API, the desktop
+// Package engine is Porchlight's order engine: durable orders and batches in an
+// order store (core.OrderStore; engine/store keeps them in the bbolt database), the
+// order state machine, the queue, workers with memory-aware admission, expiry, crash
+// recovery and the event bus. The three front doors (the HTTP API, the desktop
 // window and hot folders) call only this package's Engine.
 //
-// Every state change is one bbolt transaction together with the order record and its
+// Every state change is one store transaction together with the order record and its
 // queue entry; events are published only after the transaction committed. Progress of
 // running orders is kept in memory (it is recomputed after a restart anyway) and
 // overlaid on the stored record when a summary is read.
@@ -90,6 +91,9 @@ type Config struct {
 	Pipeline *pipeline.Pipeline
 	// Bus carries the events; nil creates one with events.Config{}.
 	Bus *events.Bus
+	// Orders keeps the orders, batches, queue and idempotency records; nil keeps
+	// them in the database New is given (engine/store).
+	Orders core.OrderStore
 	// Now is the clock; tests inject one to expire orders.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -135,7 +139,7 @@ func (c Config) withDefaults() Config {
 
 // Engine runs orders. Create it with New, run it with Serve.
 type Engine struct {
-	db     *store.DB
+	orders core.OrderStore
 	assets AssetStore
 	cfg    Config
 	pipe   *pipeline.Pipeline
@@ -177,24 +181,28 @@ type live struct {
 // errOrderCancelled is the cause of a running order's context when it was cancelled.
 var errOrderCancelled = errors.New("order cancelled")
 
-// New opens the engine on db. Orders that were running when the process stopped go
-// back to pending (or fail after MaxAttempts starts).
+// New opens the engine on db (or on cfg.Orders when set). Orders that were running
+// when the process stopped go back to pending (or fail after MaxAttempts starts).
 func New(db *store.DB, assets AssetStore, cfg Config) (*Engine, error) {
-	if db == nil || assets == nil {
+	if (db == nil && cfg.Orders == nil) || assets == nil {
 		return nil, errors.New("engine: New needs a database and an asset store")
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Orders == nil {
+		cfg.Orders = store.NewOrders(db)
+	}
 	e := &Engine{
-		db: db, assets: assets, cfg: cfg, pipe: cfg.Pipeline, bus: cfg.Bus, log: cfg.Logger, mem: cfg.Memory,
+		orders: cfg.Orders, assets: assets, cfg: cfg, pipe: cfg.Pipeline, bus: cfg.Bus, log: cfg.Logger, mem: cfg.Memory,
 		lives:   map[string]*live{},
 		waiting: map[string]string{},
 		wake:    make(chan struct{}, 1),
 		jobs:    make(chan *live, cfg.Workers),
 	}
-	if err := e.recoverInterrupted(); err != nil {
+	ctx := context.Background()
+	if err := e.recoverInterrupted(ctx); err != nil {
 		return nil, fmt.Errorf("engine: recover interrupted orders: %w", err)
 	}
-	e.loadTimings()
+	e.loadTimings(ctx)
 	return e, nil
 }
 
@@ -228,12 +236,14 @@ func (e *Engine) Serve(ctx context.Context) error {
 	g.Go(func() error { return e.dispatch(gctx) })
 	g.Go(func() error { return e.sweeper(gctx) })
 	err := g.Wait()
-	e.saveTimings()
+	// Serve's ctx is done by now; what it leaves behind is still written.
+	bg := context.WithoutCancel(ctx)
+	e.saveTimings(bg)
 	// Jobs claimed but never picked up by a worker go back to the queue.
 	for {
 		select {
 		case l := <-e.jobs:
-			e.requeue(l)
+			e.requeue(bg, l)
 			e.release(l)
 		default:
 			if err != nil && !errors.Is(err, context.Canceled) {

@@ -6,10 +6,7 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
 )
 
 // Codes of expired orders (errorCode), and of orders failed by the engine itself.
@@ -20,7 +17,7 @@ const (
 )
 
 // expiryReason says why a pending order must expire now, or "" when it need not.
-func (e *Engine) expiryReason(r *record) (reason, code string) {
+func (e *Engine) expiryReason(r *core.Order) (reason, code string) {
 	if age := e.now().Sub(r.CreatedAt); age >= e.cfg.PendingTTL {
 		return fmt.Sprintf("not started within %s of submission", e.cfg.PendingTTL), CodePendingTimeout
 	}
@@ -28,9 +25,9 @@ func (e *Engine) expiryReason(r *record) (reason, code string) {
 }
 
 // expire moves a pending order to expired; an order no longer pending is left alone.
-func (e *Engine) expire(id, code, reason string) error {
-	err := e.commit(func(tx *bolt.Tx, ob *outbox) error {
-		r, err := getRecord(tx, id)
+func (e *Engine) expire(ctx context.Context, id, code, reason string) error {
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
+		r, err := tx.Get(id)
 		if err != nil || r == nil || r.Status != core.OrderPending {
 			return err
 		}
@@ -52,7 +49,7 @@ func (e *Engine) sweeper(ctx context.Context) error {
 	t := time.NewTicker(e.cfg.SweepInterval)
 	defer t.Stop()
 	for {
-		if err := e.sweep(); err != nil {
+		if err := e.sweep(ctx); err != nil && ctx.Err() == nil {
 			e.log.Error("expiry sweep", "err", err)
 		}
 		if e.sweepHook != nil {
@@ -68,66 +65,51 @@ func (e *Engine) sweeper(ctx context.Context) error {
 
 // sweep expires every pending order that is overdue or lost an input. The dispatcher
 // checks the head of the queue itself; this reaches the orders behind it.
-func (e *Engine) sweep() error {
-	var pending []*record
-	err := e.db.View(func(tx *bolt.Tx) error {
-		return store.Queue(tx, store.BucketQueuePending).ForEach(func(_, v []byte) error {
-			r, err := getRecord(tx, string(v))
-			if err != nil || r == nil {
-				return err
-			}
-			pending = append(pending, r)
-			return nil
-		})
-	})
+func (e *Engine) sweep(ctx context.Context) error {
+	pending, err := e.orders.Pending(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range pending {
-		if reason, code := e.expiryReason(r); reason != "" {
-			if err := e.expire(r.ID, code, reason); err != nil {
+		if reason, code := e.expiryReason(&r); reason != "" {
+			if err := e.expire(ctx, r.ID, code, reason); err != nil {
 				return err
 			}
 			continue
 		}
-		_, missing, err := e.inputSizes(r)
+		_, missing, err := e.inputSizes(&r)
 		if err != nil {
 			return err
 		}
 		if missing != "" {
-			if err := e.expire(r.ID, CodeInputDeleted, missing); err != nil {
+			if err := e.expire(ctx, r.ID, CodeInputDeleted, missing); err != nil {
 				return err
 			}
 		}
 	}
 	e.signal()
-	e.saveTimings()
-	return e.purgeIdempotency()
+	e.saveTimings(ctx)
+	return e.purgeIdempotency(ctx)
 }
 
 // AssetDeleted expires the pending orders that use a deleted asset as an input or
 // mask. Wire it to the asset store's OnDelete; the dispatcher and the sweeper catch
 // deletions without it, only later.
 func (e *Engine) AssetDeleted(a core.Asset) {
-	var hit []string
-	err := e.db.View(func(tx *bolt.Tx) error {
-		return store.Queue(tx, store.BucketQueuePending).ForEach(func(_, v []byte) error {
-			r, err := getRecord(tx, string(v))
-			if err != nil || r == nil || r.Owner != a.Owner {
-				return err
-			}
-			if slices.Contains(r.Inputs, a.ID) || r.Resolved.Mask == a.ID {
-				hit = append(hit, r.ID)
-			}
-			return nil
-		})
-	})
+	ctx := context.Background()
+	pending, err := e.orders.Pending(ctx)
 	if err != nil {
 		e.log.Error("find orders of a deleted asset", "asset", a.ID, "err", err)
 		return
 	}
+	var hit []string
+	for _, r := range pending {
+		if r.Owner == a.Owner && (slices.Contains(r.Inputs, a.ID) || r.Resolved.Mask == a.ID) {
+			hit = append(hit, r.ID)
+		}
+	}
 	for _, id := range hit {
-		if err := e.expire(id, CodeInputDeleted, fmt.Sprintf("asset %s was deleted before the order started", a.ID)); err != nil {
+		if err := e.expire(ctx, id, CodeInputDeleted, fmt.Sprintf("asset %s was deleted before the order started", a.ID)); err != nil {
 			e.log.Error("expire order of a deleted asset", "order", id, "err", err)
 		}
 	}

@@ -1,17 +1,14 @@
 package engine
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
 )
 
 // MaxIdempotencyKeyLen bounds the Idempotency-Key header.
@@ -21,15 +18,6 @@ const (
 	kindOrder = "order"
 	kindBatch = "batch"
 )
-
-// idempotencyEntry is the stored first answer to a key: which request it was (by
-// fingerprint) and what it created.
-type idempotencyEntry struct {
-	Kind        string    `json:"kind"`
-	Fingerprint string    `json:"fingerprint"`
-	ID          string    `json:"id"` // order or batch id
-	CreatedAt   time.Time `json:"createdAt"`
-}
 
 func checkIdempotencyKey(k string) error {
 	if len(k) > MaxIdempotencyKeyLen {
@@ -53,22 +41,16 @@ func fingerprint(kind string, parts ...any) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func idempotencyKey(owner, key string) []byte { return []byte(owner + "/" + key) }
-
 // idempotencyLookup returns the id created by the first request with this key when
 // it is still remembered and was the same request; a different request under the same
 // key is a core.Conflict.
-func idempotencyLookup(tx *bolt.Tx, owner, key, kind, fp string, now time.Time, ttl time.Duration) (string, bool, error) {
+func idempotencyLookup(tx core.OrdersReader, owner, key, kind, fp string, now time.Time, ttl time.Duration) (string, bool, error) {
 	if key == "" {
 		return "", false, nil
 	}
-	v := tx.Bucket(store.BucketIdempotency).Get(idempotencyKey(owner, key))
-	if v == nil {
-		return "", false, nil
-	}
-	var ent idempotencyEntry
-	if err := json.Unmarshal(v, &ent); err != nil {
-		return "", false, fmt.Errorf("decode idempotency entry: %w", err)
+	ent, err := tx.Idempotency(owner, key)
+	if err != nil || ent == nil {
+		return "", false, err
 	}
 	if now.Sub(ent.CreatedAt) >= ttl {
 		return "", false, nil // forgotten: the key starts afresh
@@ -79,58 +61,27 @@ func idempotencyLookup(tx *bolt.Tx, owner, key, kind, fp string, now time.Time, 
 	return ent.ID, true, nil
 }
 
-func idempotencyStore(tx *bolt.Tx, owner, key, kind, fp, id string, now time.Time) error {
+func idempotencyStore(tx core.OrdersTx, owner, key, kind, fp, id string, now time.Time) error {
 	if key == "" {
 		return nil
 	}
-	v, err := json.Marshal(idempotencyEntry{Kind: kind, Fingerprint: fp, ID: id, CreatedAt: now})
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(store.BucketIdempotency).Put(idempotencyKey(owner, key), v)
+	return tx.PutIdempotency(owner, key, core.IdempotencyRecord{Kind: kind, Fingerprint: fp, ID: id, CreatedAt: now})
 }
 
 // idempotentHit checks the key before validation, so a repeated request answers the
 // first result even if its assets changed meanwhile.
-func (e *Engine) idempotentHit(owner, key, kind, fp string) (id string, ok bool, err error) {
+func (e *Engine) idempotentHit(ctx context.Context, owner, key, kind, fp string) (id string, ok bool, err error) {
 	if key == "" {
 		return "", false, nil
 	}
-	err = e.db.View(func(tx *bolt.Tx) error {
+	err = e.orders.View(ctx, func(tx core.OrdersReader) error {
 		id, ok, err = idempotencyLookup(tx, owner, key, kind, fp, e.now(), e.cfg.IdempotencyTTL)
 		return err
 	})
 	return id, ok, err
 }
 
-// purgeIdempotency deletes keys older than the TTL.
-func (e *Engine) purgeIdempotency() error {
-	now := e.now()
-	var stale [][]byte
-	err := e.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketIdempotency).ForEach(func(k, v []byte) error {
-			var ent idempotencyEntry
-			if json.Unmarshal(v, &ent) != nil || now.Sub(ent.CreatedAt) >= e.cfg.IdempotencyTTL {
-				stale = append(stale, bytes.Clone(k))
-			}
-			return nil
-		})
-	})
-	if err != nil || len(stale) == 0 {
-		return err
-	}
-	return e.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(store.BucketIdempotency)
-		for _, k := range stale {
-			v := b.Get(k)
-			var ent idempotencyEntry
-			if v != nil && json.Unmarshal(v, &ent) == nil && now.Sub(ent.CreatedAt) < e.cfg.IdempotencyTTL {
-				continue // replaced meanwhile
-			}
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+// purgeIdempotency forgets keys older than the TTL.
+func (e *Engine) purgeIdempotency(ctx context.Context) error {
+	return e.orders.ForgetIdempotency(ctx, e.now().Add(-e.cfg.IdempotencyTTL))
 }

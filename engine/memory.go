@@ -37,7 +37,7 @@ type headState struct {
 }
 
 // estimate returns the memory estimate of order r, computed once per head.
-func (e *Engine) estimate(r *record) (int64, error) {
+func (e *Engine) estimate(r *core.Order) (int64, error) {
 	if e.head.id == r.ID && e.head.est > 0 {
 		return e.head.est, nil
 	}

@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"bytes"
+	"context"
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
 )
 
 // Stages shown in progressStage outside the pipeline's own.
@@ -43,15 +40,7 @@ func (e *Engine) summaryOf(o core.Order) core.OrderSummary {
 
 // Order returns owner's order id.
 func (e *Engine) Order(owner, id string) (core.OrderSummary, error) {
-	var o core.Order
-	err := e.db.View(func(tx *bolt.Tx) error {
-		r, err := ownedRecord(tx, owner, id)
-		if err != nil {
-			return err
-		}
-		o = r.Order
-		return nil
-	})
+	o, err := e.OrderRecord(owner, id)
 	if err != nil {
 		return core.OrderSummary{}, err
 	}
@@ -62,12 +51,12 @@ func (e *Engine) Order(owner, id string) (core.OrderSummary, error) {
 // the window and the command line.
 func (e *Engine) OrderRecord(owner, id string) (core.Order, error) {
 	var o core.Order
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.orders.View(context.Background(), func(tx core.OrdersReader) error {
 		r, err := ownedRecord(tx, owner, id)
 		if err != nil {
 			return err
 		}
-		o = r.Order
+		o = *r
 		return nil
 	})
 	return o, err
@@ -76,7 +65,7 @@ func (e *Engine) OrderRecord(owner, id string) (core.Order, error) {
 // Batch returns owner's batch id with its scene summaries.
 func (e *Engine) Batch(owner, id string) (core.BatchAggregate, error) {
 	var agg core.BatchAggregate
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.orders.View(context.Background(), func(tx core.OrdersReader) error {
 		b, err := ownedBatch(tx, owner, id)
 		if err != nil {
 			return err
@@ -88,39 +77,32 @@ func (e *Engine) Batch(owner, id string) (core.BatchAggregate, error) {
 }
 
 // aggregate counts the batch's scenes inside tx.
-func (e *Engine) aggregate(tx *bolt.Tx, b *core.Batch) (core.BatchAggregate, error) {
+func (e *Engine) aggregate(tx core.OrdersReader, b *core.Batch) (core.BatchAggregate, error) {
 	scenes := make([]core.OrderSummary, 0, len(b.Orders))
 	for _, id := range b.Orders {
-		r, err := getRecord(tx, id)
+		r, err := tx.Get(id)
 		if err != nil {
 			return core.BatchAggregate{}, err
 		}
 		if r == nil {
 			continue
 		}
-		scenes = append(scenes, e.summaryOf(r.Order))
+		scenes = append(scenes, e.summaryOf(*r))
 	}
 	return core.Aggregate(b, scenes), nil
 }
 
 // Running returns owner's running orders (the account feed's opening snapshot).
 func (e *Engine) Running(owner string) []core.OrderSummary {
-	var out []core.OrderSummary
-	err := e.db.View(func(tx *bolt.Tx) error {
-		c := store.Queue(tx, store.BucketQueueRunning).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			r, err := getRecord(tx, string(k))
-			if err != nil {
-				return err
-			}
-			if r != nil && r.Owner == owner && r.Status == core.OrderRunning {
-				out = append(out, e.summaryOf(r.Order))
-			}
-		}
-		return nil
-	})
+	running, err := e.orders.Running(context.Background())
 	if err != nil {
 		e.log.Error("list running orders", "err", err)
+	}
+	var out []core.OrderSummary
+	for _, o := range running {
+		if o.Owner == owner && o.Status == core.OrderRunning {
+			out = append(out, e.summaryOf(o))
+		}
 	}
 	return out
 }
@@ -128,21 +110,7 @@ func (e *Engine) Running(owner string) []core.OrderSummary {
 // Orders returns owner's orders, newest first, at most limit (0: all), for the window
 // and the command line.
 func (e *Engine) Orders(owner string, limit int) ([]core.OrderSummary, error) {
-	var recs []core.Order
-	err := e.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(store.BucketOwnerOrders).Cursor()
-		prefix := []byte(owner + "/")
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			r, err := getRecord(tx, string(k[len(prefix):]))
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				recs = append(recs, r.Order)
-			}
-		}
-		return nil
-	})
+	recs, err := e.orders.ByOwner(context.Background(), owner)
 	if err != nil {
 		return nil, err
 	}

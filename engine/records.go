@@ -1,47 +1,17 @@
 package engine
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
 )
-
-// record is what the orders bucket stores: the shared order record plus its queue
-// position. The embedded fields keep the JSON readable as a core.Order.
-type record struct {
-	core.Order
-	Seq uint64 `json:"queueSeq,omitempty"` // key of the order in queue/pending (FIFO position)
-}
-
-func getRecord(tx *bolt.Tx, id string) (*record, error) {
-	v := tx.Bucket(store.BucketOrders).Get([]byte(id))
-	if v == nil {
-		return nil, nil
-	}
-	var r record
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("decode order %s: %w", id, err)
-	}
-	return &r, nil
-}
-
-func putRecord(tx *bolt.Tx, r *record) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode order %s: %w", r.ID, err)
-	}
-	return tx.Bucket(store.BucketOrders).Put([]byte(r.ID), v)
-}
 
 // ownedRecord reads owner's order id; core.NotFound when it is missing or another
 // key's (ownership failures answer 404).
-func ownedRecord(tx *bolt.Tx, owner, id string) (*record, error) {
-	r, err := getRecord(tx, id)
+func ownedRecord(tx core.OrdersReader, owner, id string) (*core.Order, error) {
+	r, err := tx.Get(id)
 	if err != nil {
 		return nil, err
 	}
@@ -51,20 +21,8 @@ func ownedRecord(tx *bolt.Tx, owner, id string) (*record, error) {
 	return r, nil
 }
 
-func getBatch(tx *bolt.Tx, id string) (*core.Batch, error) {
-	v := tx.Bucket(store.BucketBatches).Get([]byte(id))
-	if v == nil {
-		return nil, nil
-	}
-	var b core.Batch
-	if err := json.Unmarshal(v, &b); err != nil {
-		return nil, fmt.Errorf("decode batch %s: %w", id, err)
-	}
-	return &b, nil
-}
-
-func ownedBatch(tx *bolt.Tx, owner, id string) (*core.Batch, error) {
-	b, err := getBatch(tx, id)
+func ownedBatch(tx core.OrdersReader, owner, id string) (*core.Batch, error) {
+	b, err := tx.Batch(id)
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +30,6 @@ func ownedBatch(tx *bolt.Tx, owner, id string) (*core.Batch, error) {
 		return nil, core.NotFound("batch %s not found", id)
 	}
 	return b, nil
-}
-
-func putBatch(tx *bolt.Tx, b *core.Batch) error {
-	v, err := json.Marshal(b)
-	if err != nil {
-		return fmt.Errorf("encode batch %s: %w", b.ID, err)
-	}
-	return tx.Bucket(store.BucketBatches).Put([]byte(b.ID), v)
 }
 
 // transitions is the order state machine. Terminal states have no way out. running
@@ -100,59 +50,16 @@ func CanMove(from, to core.OrderStatus) bool {
 	return false
 }
 
-// move changes r's state inside tx, keeping the queue buckets in step: pending
-// orders are in queue/pending under their sequence number, running ones in
-// queue/running, settled ones in neither.
-func move(tx *bolt.Tx, r *record, to core.OrderStatus, now time.Time) error {
+// move changes r's state inside tx; the store keeps the queue in step with it.
+func move(tx core.OrdersTx, r *core.Order, to core.OrderStatus, now time.Time) error {
 	if !CanMove(r.Status, to) {
 		return fmt.Errorf("order %s: no transition from %s to %s", r.ID, r.Status, to)
-	}
-	pending := store.Queue(tx, store.BucketQueuePending)
-	running := store.Queue(tx, store.BucketQueueRunning)
-	switch r.Status {
-	case core.OrderPending:
-		if err := pending.Delete(store.Itob(r.Seq)); err != nil {
-			return err
-		}
-	case core.OrderRunning:
-		if err := running.Delete([]byte(r.ID)); err != nil {
-			return err
-		}
-	}
-	switch to {
-	case core.OrderPending:
-		if err := pending.Put(store.Itob(r.Seq), []byte(r.ID)); err != nil {
-			return err
-		}
-	case core.OrderRunning:
-		if err := running.Put([]byte(r.ID), store.Itob(r.Seq)); err != nil {
-			return err
-		}
 	}
 	if to.Terminal() || to == core.OrderPending {
 		r.ETASeconds = nil
 	}
-	r.Status = to
 	r.UpdatedAt = now
-	return putRecord(tx, r)
-}
-
-// enqueue stores a new pending order at the tail of the queue, indexed by owner.
-func enqueue(tx *bolt.Tx, r *record) error {
-	pending := store.Queue(tx, store.BucketQueuePending)
-	seq, err := pending.NextSequence()
-	if err != nil {
-		return err
-	}
-	r.Seq = seq
-	r.Status = core.OrderPending
-	if err := pending.Put(store.Itob(seq), []byte(r.ID)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(store.BucketOwnerOrders).Put([]byte(r.Owner+"/"+r.ID), nil); err != nil {
-		return err
-	}
-	return putRecord(tx, r)
+	return tx.Move(r, to)
 }
 
 // outbox collects what a transaction changed, to publish once it committed.
@@ -161,8 +68,8 @@ type outbox struct {
 	batches []string
 }
 
-func (o *outbox) order(r *record) {
-	o.orders = append(o.orders, r.Order)
+func (o *outbox) order(r *core.Order) {
+	o.orders = append(o.orders, *r)
 	if r.BatchID != "" {
 		o.batch(r.BatchID)
 	}
@@ -177,10 +84,11 @@ func (o *outbox) batch(id string) {
 	o.batches = append(o.batches, id)
 }
 
-// commit runs fn in a write transaction and publishes the outbox after it committed.
-func (e *Engine) commit(fn func(tx *bolt.Tx, ob *outbox) error) error {
+// commit runs fn in a write transaction of the order store and publishes the
+// outbox after it committed.
+func (e *Engine) commit(ctx context.Context, fn func(tx core.OrdersTx, ob *outbox) error) error {
 	var ob outbox
-	err := e.db.Update(func(tx *bolt.Tx) error {
+	err := e.orders.Update(ctx, func(tx core.OrdersTx) error {
 		ob = outbox{}
 		return fn(tx, &ob)
 	})
@@ -235,8 +143,8 @@ func (e *Engine) publishBatch(id string) {
 	defer e.batchMu.Unlock()
 	var agg core.BatchAggregate
 	var owner string
-	err := e.db.View(func(tx *bolt.Tx) error {
-		b, err := getBatch(tx, id)
+	err := e.orders.View(context.Background(), func(tx core.OrdersReader) error {
+		b, err := tx.Batch(id)
 		if err != nil || b == nil {
 			return err
 		}

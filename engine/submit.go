@@ -1,12 +1,12 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
@@ -47,7 +47,8 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 	if err != nil {
 		return core.OrderSummary{}, err
 	}
-	if id, ok, err := e.idempotentHit(owner, idempotencyKey, kindOrder, fp); err != nil || ok {
+	ctx := context.Background()
+	if id, ok, err := e.idempotentHit(ctx, owner, idempotencyKey, kindOrder, fp); err != nil || ok {
 		if err != nil {
 			return core.OrderSummary{}, err
 		}
@@ -59,18 +60,18 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 		return core.OrderSummary{}, err
 	}
 	now := e.now()
-	r := &record{Order: core.Order{
+	r := &core.Order{
 		ID: uuid.NewString(), Owner: owner, Status: core.OrderPending, Inputs: ins,
 		Options: opts, Resolved: res, Stage: StageQueued, CreatedAt: now, UpdatedAt: now,
-	}}
+	}
 	var replayID string
-	err = e.commit(func(tx *bolt.Tx, ob *outbox) error {
+	err = e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
 		id, hit, err := idempotencyLookup(tx, owner, idempotencyKey, kindOrder, fp, now, e.cfg.IdempotencyTTL)
 		if err != nil || hit {
 			replayID = id
 			return err
 		}
-		if err := enqueue(tx, r); err != nil {
+		if err := tx.Enqueue(r); err != nil {
 			return err
 		}
 		if err := idempotencyStore(tx, owner, idempotencyKey, kindOrder, fp, r.ID, now); err != nil {
@@ -86,7 +87,7 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 		return e.Order(owner, replayID)
 	}
 	e.signal()
-	return e.summaryOf(r.Order), nil
+	return e.summaryOf(*r), nil
 }
 
 // SubmitBatch validates every scene (each scene's options laid over the batch
@@ -103,7 +104,8 @@ func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string
 	if err != nil {
 		return core.BatchAggregate{}, err
 	}
-	if id, ok, err := e.idempotentHit(owner, idempotencyKey, kindBatch, fp); err != nil || ok {
+	ctx := context.Background()
+	if id, ok, err := e.idempotentHit(ctx, owner, idempotencyKey, kindBatch, fp); err != nil || ok {
 		if err != nil {
 			return core.BatchAggregate{}, err
 		}
@@ -127,7 +129,7 @@ func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string
 
 	now := e.now()
 	batch := &core.Batch{ID: uuid.NewString(), Owner: owner, Name: name, CreatedAt: now}
-	recs := make([]*record, len(b.Scenes))
+	recs := make([]*core.Order, len(b.Scenes))
 	for i, sc := range b.Scenes {
 		prefix := fmt.Sprintf("scenes[%d]", i)
 		if c := sc.Options.StyleClause; c != nil && strings.TrimSpace(*c) != "" {
@@ -142,26 +144,26 @@ func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string
 		if err != nil {
 			return core.BatchAggregate{}, core.WithPrefix(prefix, err)
 		}
-		recs[i] = &record{Order: core.Order{
+		recs[i] = &core.Order{
 			ID: uuid.NewString(), Owner: owner, Status: core.OrderPending, Inputs: ins,
 			Options: merged, Resolved: res, BatchID: batch.ID, SceneIndex: i,
 			Stage: StageQueued, CreatedAt: now, UpdatedAt: now,
-		}}
+		}
 		batch.Orders = append(batch.Orders, recs[i].ID)
 	}
 
 	var replayID string
-	err = e.commit(func(tx *bolt.Tx, ob *outbox) error {
+	err = e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
 		id, hit, err := idempotencyLookup(tx, owner, idempotencyKey, kindBatch, fp, now, e.cfg.IdempotencyTTL)
 		if err != nil || hit {
 			replayID = id
 			return err
 		}
-		if err := putBatch(tx, batch); err != nil {
+		if err := tx.PutBatch(batch); err != nil {
 			return err
 		}
 		for _, r := range recs {
-			if err := enqueue(tx, r); err != nil {
+			if err := tx.Enqueue(r); err != nil {
 				return err
 			}
 			ob.order(r)

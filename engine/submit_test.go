@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,19 +9,16 @@ import (
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // countOrders counts the stored orders, to prove refused submissions wrote nothing.
 func countOrders(t *testing.T, e *env) (orders, batches, queued int) {
 	t.Helper()
-	e.db.View(func(tx *bolt.Tx) error {
-		orders = tx.Bucket(store.BucketOrders).Stats().KeyN
-		batches = tx.Bucket(store.BucketBatches).Stats().KeyN
-		queued = store.Queue(tx, store.BucketQueuePending).Stats().KeyN
-		return nil
-	})
-	return
+	n, err := store.NewOrders(e.db).Counts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Orders, n.Batches, n.Pending
 }
 
 func TestSubmitValidation(t *testing.T) {

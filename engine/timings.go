@@ -1,26 +1,12 @@
 package engine
 
-import (
-	"encoding/json"
+import "context"
 
-	bolt "go.etcd.io/bbolt"
+// The pipeline's cost model is kept by the order store, so progress weights and ETAs
+// are right from the first order after a restart.
 
-	"github.com/porchlight/porchlight/engine/store"
-)
-
-// keyStepTimings is where the pipeline's cost model is kept in the meta bucket, so
-// progress weights and ETAs are right from the first order after a restart.
-var keyStepTimings = []byte("engine_step_timings")
-
-func (e *Engine) loadTimings() {
-	var m map[string]float64
-	err := e.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(store.BucketMeta).Get(keyStepTimings)
-		if v == nil {
-			return nil
-		}
-		return json.Unmarshal(v, &m)
-	})
+func (e *Engine) loadTimings(ctx context.Context) {
+	m, err := e.orders.StepTimings(ctx)
 	if err != nil {
 		e.log.Warn("ignoring saved step timings", "err", err)
 		return
@@ -28,16 +14,12 @@ func (e *Engine) loadTimings() {
 	e.pipe.Timings().Load(m)
 }
 
-func (e *Engine) saveTimings() {
+func (e *Engine) saveTimings(ctx context.Context) {
 	snap := e.pipe.Timings().Snapshot()
 	if len(snap) == 0 {
 		return
 	}
-	v, err := json.Marshal(snap)
-	if err == nil {
-		err = e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(store.BucketMeta).Put(keyStepTimings, v) })
-	}
-	if err != nil {
+	if err := e.orders.SaveStepTimings(ctx, snap); err != nil && ctx.Err() == nil {
 		e.log.Warn("save step timings", "err", err)
 	}
 }

@@ -29,11 +29,11 @@ var migrations = []migration{
 func Latest() uint64 { return migrations[len(migrations)-1].Version }
 
 func migrate(tx *bolt.Tx, ms []migration) error {
-	meta, err := tx.CreateBucketIfNotExists(BucketMeta)
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 	if err != nil {
 		return err
 	}
-	cur := SchemaVersion(tx)
+	cur := schemaVersion(tx)
 	latest := ms[len(ms)-1].Version
 	if cur > latest {
 		return fmt.Errorf("database schema version %d is newer than this Porchlight understands (%d); upgrade Porchlight", cur, latest)
@@ -56,24 +56,24 @@ func migrate(tx *bolt.Tx, ms []migration) error {
 
 func migrateInitial(tx *bolt.Tx) error {
 	for _, name := range [][]byte{
-		BucketKeys, BucketKeyHashes, BucketKeySecrets, BucketAssets, BucketAssetExports,
-		BucketIngest, BucketBlobRefs, BucketOrders, BucketBatches, BucketOwnerOrders,
-		BucketIdempotency, BucketHotfolderJournal,
+		bucketKeys, bucketKeyHashes, bucketKeySecrets, BucketAssets, BucketAssetExports,
+		BucketIngest, BucketBlobRefs, bucketOrders, bucketBatches, bucketOwnerOrders,
+		bucketIdempotency, BucketHotfolderJournal,
 	} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
 	}
-	q, err := tx.CreateBucketIfNotExists(BucketQueue)
+	q, err := tx.CreateBucketIfNotExists(bucketQueue)
 	if err != nil {
 		return err
 	}
-	for _, name := range [][]byte{BucketQueuePending, BucketQueueRunning} {
+	for _, name := range [][]byte{bucketQueuePending, bucketQueueRunning} {
 		if _, err := q.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
 	}
-	meta := tx.Bucket(BucketMeta)
+	meta := tx.Bucket(bucketMeta)
 	if meta.Get(keyInstallSecret) == nil {
 		secret := make([]byte, 32)
 		if _, err := rand.Read(secret); err != nil {
@@ -97,11 +97,11 @@ func migrateInitial(tx *bolt.Tx) error {
 // prefix in this same transaction, so even a secret handed out but never used
 // stops working: nothing outside the program can act as an internal owner.
 func migrateKeyOwners(tx *bolt.Tx) error {
-	owners, err := tx.CreateBucketIfNotExists(BucketKeyOwners)
+	owners, err := tx.CreateBucketIfNotExists(bucketKeyOwners)
 	if err != nil {
 		return err
 	}
-	keys, secrets, hashes := tx.Bucket(BucketKeys), tx.Bucket(BucketKeySecrets), tx.Bucket(BucketKeyHashes)
+	keys, secrets, hashes := tx.Bucket(bucketKeys), tx.Bucket(bucketKeySecrets), tx.Bucket(bucketKeyHashes)
 	oldest := map[string]core.Key{}
 	err = keys.ForEach(func(_, v []byte) error {
 		var k core.Key

@@ -22,18 +22,18 @@ func TestOpenCreatesTreeAndVersion(t *testing.T) {
 	}
 	var secret []byte
 	err = db.View(func(tx *bolt.Tx) error {
-		if v := SchemaVersion(tx); v != Latest() {
+		if v := schemaVersion(tx); v != Latest() {
 			t.Errorf("schema version %d, want %d", v, Latest())
 		}
-		for _, b := range [][]byte{BucketKeys, BucketAssets, BucketOrders, BucketBatches, BucketIngest, BucketHotfolderJournal} {
+		for _, b := range [][]byte{bucketKeys, BucketAssets, bucketOrders, bucketBatches, BucketIngest, BucketHotfolderJournal} {
 			if tx.Bucket(b) == nil {
 				t.Errorf("bucket %s missing", b)
 			}
 		}
-		if Queue(tx, BucketQueuePending) == nil || Queue(tx, BucketQueueRunning) == nil {
+		if queue(tx, bucketQueuePending) == nil || queue(tx, bucketQueueRunning) == nil {
 			t.Error("queue buckets missing")
 		}
-		secret = Copy(tx.Bucket(BucketMeta).Get(keyInstallSecret))
+		secret = Copy(tx.Bucket(bucketMeta).Get(keyInstallSecret))
 		return nil
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestMigrationInitialFromEmpty(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucket(BucketMeta); err != nil {
+		if _, err := tx.CreateBucket(bucketMeta); err != nil {
 			return err
 		}
 		return migrateInitial(tx)
@@ -103,7 +103,7 @@ func TestMigrationsRunInOrderOnce(t *testing.T) {
 		t.Fatalf("want migration 3 error, got %v", err)
 	}
 	db.View(func(tx *bolt.Tx) error {
-		if v := SchemaVersion(tx); v != 2 {
+		if v := schemaVersion(tx); v != 2 {
 			t.Errorf("version after failed migration %d, want 2", v)
 		}
 		return nil
@@ -117,7 +117,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(BucketMeta).Put(keySchemaVersion, Itob(Latest()+1))
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, Itob(Latest()+1))
 	})
 	db.Close()
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "newer") {
@@ -150,13 +150,13 @@ func TestMigrationKeyOwnersAdoptsOnlyProgramMadeKeys(t *testing.T) {
 		for _, k := range keys {
 			v, _ := json.Marshal(k)
 			hash := []byte("hash-of-" + k.UUID)
-			if err := tx.Bucket(BucketKeys).Put([]byte(k.UUID), v); err != nil {
+			if err := tx.Bucket(bucketKeys).Put([]byte(k.UUID), v); err != nil {
 				return err
 			}
-			if err := tx.Bucket(BucketKeySecrets).Put([]byte(k.UUID), hash); err != nil {
+			if err := tx.Bucket(bucketKeySecrets).Put([]byte(k.UUID), hash); err != nil {
 				return err
 			}
-			if err := tx.Bucket(BucketKeyHashes).Put(hash, []byte(k.UUID)); err != nil {
+			if err := tx.Bucket(bucketKeyHashes).Put(hash, []byte(k.UUID)); err != nil {
 				return err
 			}
 		}
@@ -173,26 +173,26 @@ func TestMigrationKeyOwnersAdoptsOnlyProgramMadeKeys(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
-		if v := SchemaVersion(tx); v != 2 {
+		if v := schemaVersion(tx); v != 2 {
 			t.Errorf("schema %d, want 2", v)
 		}
-		owners := tx.Bucket(BucketKeyOwners)
+		owners := tx.Bucket(bucketKeyOwners)
 		if got := string(owners.Get([]byte(OwnerHotfolders))); got != "k-hot-old" {
 			t.Errorf("hotfolders owner %q, want the oldest never-used key", got)
 		}
 		if got := owners.Get([]byte(OwnerWindow)); got != nil {
 			t.Errorf("window owner %q adopted, but that key was used over HTTP", got)
 		}
-		if tx.Bucket(BucketKeySecrets).Get([]byte("k-hot-old")) != nil || tx.Bucket(BucketKeyHashes).Get([]byte("hash-of-k-hot-old")) != nil {
+		if tx.Bucket(bucketKeySecrets).Get([]byte("k-hot-old")) != nil || tx.Bucket(bucketKeyHashes).Get([]byte("hash-of-k-hot-old")) != nil {
 			t.Error("the adopted key kept its secret")
 		}
 		var k core.Key
-		if err := json.Unmarshal(tx.Bucket(BucketKeys).Get([]byte("k-hot-old")), &k); err != nil || k.Prefix != "" || k.Name != OwnerHotfolders {
+		if err := json.Unmarshal(tx.Bucket(bucketKeys).Get([]byte("k-hot-old")), &k); err != nil || k.Prefix != "" || k.Name != OwnerHotfolders {
 			t.Errorf("adopted record %+v (%v)", k, err)
 		}
 		for _, id := range []string{"k-hot-new", "k-win-used", "k-win-admin"} {
-			hash := tx.Bucket(BucketKeySecrets).Get([]byte(id))
-			if string(hash) != "hash-of-"+id || string(tx.Bucket(BucketKeyHashes).Get(hash)) != id {
+			hash := tx.Bucket(bucketKeySecrets).Get([]byte(id))
+			if string(hash) != "hash-of-"+id || string(tx.Bucket(bucketKeyHashes).Get(hash)) != id {
 				t.Errorf("key %s lost its secret", id)
 			}
 		}
