@@ -1,6 +1,7 @@
-// Package keys issues, checks, rotates and revokes API keys. Secrets are never
-// stored: the database keeps their SHA-256 only (key_hashes maps hash -> uuid,
-// key_secrets maps uuid -> hash), so a copied database file grants no access.
+// Package keys issues, checks, rotates and revokes API keys, kept through a Store
+// (engine/store's on the database). Secrets are never stored: the store keeps their
+// SHA-256 only (key_hashes maps hash -> uuid, key_secrets maps uuid -> hash), so a
+// copied database file grants no access.
 // Authentication records when a key was last used in memory and writes those
 // times in batches, so a busy key costs no database write per request.
 //
@@ -14,8 +15,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -27,7 +26,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/store"
@@ -64,9 +62,45 @@ var ownerWork = map[string]string{
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
+// Store keeps the key records, the hashes of their secrets and the internal
+// owners; engine/store implements it on the database. It is declared here, by its
+// one user, rather than in core: each method is one transaction shaped by this
+// service's rules (passed in as callbacks), which no other package shares. Typed
+// errors (core.NotFound, core.Conflict) pass through unchanged.
+type Store interface {
+	// Insert stores a new key with the hash of its secret; core.Conflict when that
+	// hash already belongs to a key.
+	Insert(ctx context.Context, k core.Key, hash []byte) error
+	// Get returns key id's record, core.NotFound when there is none.
+	Get(ctx context.Context, id string) (core.Key, error)
+	// List returns every key record, in no particular order.
+	List(ctx context.Context) ([]core.Key, error)
+	// BySecret returns the key whose current secret has hash; found is false when
+	// there is none.
+	BySecret(ctx context.Context, hash []byte) (k core.Key, found bool, err error)
+	// Delete removes key id and its secret once guard, given the record and the
+	// internal owner role of the key ("" for none), returns nil.
+	Delete(ctx context.Context, id string, guard func(k core.Key, role string) error) error
+	// SetSecret replaces key id's secret by the one of hash once edit, given the
+	// record and the key's role, changed the record; it returns the record stored.
+	SetSecret(ctx context.Context, id string, hash []byte, edit func(k *core.Key, role string) error) (core.Key, error)
+	// SwapSecret replaces the secret of hash old by the one of hash fresh, as a
+	// compare and swap, after edit changed the record; found is false when old is
+	// no key's current secret.
+	SwapSecret(ctx context.Context, old, fresh []byte, edit func(k *core.Key)) (k core.Key, found bool, err error)
+	// InternalOwner returns the uuid recorded for role, recording create's record
+	// (without a secret) the first time.
+	InternalOwner(ctx context.Context, role string, create func() core.Key) (string, error)
+	// RecordUses writes when keys were last used, keeping later stored times and
+	// skipping keys revoked since, in one transaction.
+	RecordUses(ctx context.Context, uses map[string]time.Time) error
+}
+
+var _ Store = (*store.Keys)(nil)
+
 // Service manages the keys of one database. It is safe for concurrent use.
 type Service struct {
-	db            *store.DB
+	store         Store
 	now           func() time.Time
 	flushInterval time.Duration
 
@@ -97,9 +131,12 @@ func WithFlushInterval(d time.Duration) Option {
 	}
 }
 
+// WithStore keeps the keys in st instead of New's database.
+func WithStore(st Store) Option { return func(s *Service) { s.store = st } }
+
 // New returns the key service of db.
 func New(db *store.DB, opts ...Option) *Service {
-	s := &Service{db: db, now: time.Now, flushInterval: DefaultFlushInterval, used: map[string]time.Time{},
+	s := &Service{store: store.NewKeys(db), now: time.Now, flushInterval: DefaultFlushInterval, used: map[string]time.Time{},
 		ends: map[string]chan struct{}{}}
 	for _, o := range opts {
 		o(s)
@@ -139,12 +176,7 @@ func (s *Service) insert(name string, scope core.Scope, secret string) (core.Key
 		CreatedAt: s.now().UTC(),
 	}
 	hash := hashSecret(secret)
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(store.BucketKeyHashes).Get(hash[:]) != nil {
-			return core.Conflict("a key with this secret already exists")
-		}
-		return putKey(tx, k, hash[:])
-	})
+	err := s.store.Insert(context.Background(), k, hash[:])
 	if err != nil {
 		return core.Key{}, fmt.Errorf("create key: %w", err)
 	}
@@ -153,17 +185,7 @@ func (s *Service) insert(name string, scope core.Scope, secret string) (core.Key
 
 // List returns every key record, oldest first. Secrets are not part of records.
 func (s *Service) List() ([]core.Key, error) {
-	var out []core.Key
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketKeys).ForEach(func(_, v []byte) error {
-			var k core.Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return fmt.Errorf("decode key record: %w", err)
-			}
-			out = append(out, k)
-			return nil
-		})
-	})
+	out, err := s.store.List(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
@@ -181,12 +203,7 @@ func (s *Service) List() ([]core.Key, error) {
 
 // Get returns one key record, core.NotFound when there is none.
 func (s *Service) Get(id string) (core.Key, error) {
-	var k core.Key
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		k, err = getKey(tx, id)
-		return err
-	})
+	k, err := s.store.Get(context.Background(), id)
 	if err != nil {
 		return core.Key{}, err
 	}
@@ -196,23 +213,11 @@ func (s *Service) Get(id string) (core.Key, error) {
 
 // Revoke deletes a key; its secret stops working at once.
 func (s *Service) Revoke(id string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if _, err := getKey(tx, id); err != nil {
-			return err
-		}
-		if role := ownerRole(tx, id); role != "" {
+	err := s.store.Delete(context.Background(), id, func(_ core.Key, role string) error {
+		if role != "" {
 			return core.Invalid("uuid", "key %s is Porchlight's own owner of %s; it has no secret and cannot be revoked", id, ownerWork[role])
 		}
-		secrets := tx.Bucket(store.BucketKeySecrets)
-		if hash := secrets.Get([]byte(id)); hash != nil {
-			if err := tx.Bucket(store.BucketKeyHashes).Delete(hash); err != nil {
-				return err
-			}
-		}
-		if err := secrets.Delete([]byte(id)); err != nil {
-			return err
-		}
-		return tx.Bucket(store.BucketKeys).Delete([]byte(id))
+		return nil
 	})
 	if err != nil {
 		return wrapUnlessTyped("revoke key", err)
@@ -232,24 +237,13 @@ func (s *Service) Rotate(id string) (core.Key, string, error) {
 		return core.Key{}, "", err
 	}
 	hash := hashSecret(secret)
-	var k core.Key
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		if k, err = getKey(tx, id); err != nil {
-			return err
-		}
-		if role := ownerRole(tx, id); role != "" {
+	k, err := s.store.SetSecret(context.Background(), id, hash[:], func(k *core.Key, role string) error {
+		if role != "" {
 			// A secret would let someone outside act as the owner of that work.
 			return core.Invalid("uuid", "key %s is Porchlight's own owner of %s; it never gets a secret", id, ownerWork[role])
 		}
-		hashes := tx.Bucket(store.BucketKeyHashes)
-		if old := tx.Bucket(store.BucketKeySecrets).Get([]byte(id)); old != nil {
-			if err := hashes.Delete(store.Copy(old)); err != nil {
-				return err
-			}
-		}
 		k.Prefix = secretPrefix(secret)
-		return putKey(tx, k, hash[:])
+		return nil
 	})
 	if err != nil {
 		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
@@ -273,29 +267,12 @@ func (s *Service) RotateSecret(secret string) (core.Key, string, error) {
 		return core.Key{}, "", err
 	}
 	oldHash, newHash := hashSecret(secret), hashSecret(fresh)
-	var k core.Key
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		hashes := tx.Bucket(store.BucketKeyHashes)
-		id := hashes.Get(oldHash[:])
-		if id == nil {
-			return core.Unauthorized("invalid API key: it was rotated or revoked")
-		}
-		if subtle.ConstantTimeCompare(tx.Bucket(store.BucketKeySecrets).Get(id), oldHash[:]) != 1 {
-			return core.Unauthorized("invalid API key: it was rotated or revoked")
-		}
-		var err error
-		if k, err = getKey(tx, string(id)); err != nil {
-			if core.KindOf(err) == core.KindNotFound {
-				return core.Unauthorized("invalid API key: it was rotated or revoked")
-			}
-			return err
-		}
-		if err := hashes.Delete(oldHash[:]); err != nil {
-			return err
-		}
+	k, found, err := s.store.SwapSecret(context.Background(), oldHash[:], newHash[:], func(k *core.Key) {
 		k.Prefix = secretPrefix(fresh)
-		return putKey(tx, k, newHash[:])
 	})
+	if err == nil && !found {
+		err = core.Unauthorized("invalid API key: it was rotated or revoked")
+	}
 	if err != nil {
 		return core.Key{}, "", wrapUnlessTyped("rotate key", err)
 	}
@@ -363,27 +340,12 @@ func (s *Service) lookup(secret string) (core.Key, error) {
 		return core.Key{}, err
 	}
 	hash := hashSecret(secret)
-	var k core.Key
-	err := s.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(store.BucketKeyHashes).Get(hash[:])
-		if id == nil {
-			return core.Unauthorized("invalid API key")
-		}
-		// The index could outlive a rotation only through a bug; the key's own
-		// hash is the authority, compared in constant time.
-		stored := tx.Bucket(store.BucketKeySecrets).Get(id)
-		if subtle.ConstantTimeCompare(stored, hash[:]) != 1 {
-			return core.Unauthorized("invalid API key")
-		}
-		var err error
-		k, err = getKey(tx, string(id))
-		if core.KindOf(err) == core.KindNotFound {
-			return core.Unauthorized("invalid API key")
-		}
-		return err
-	})
+	k, found, err := s.store.BySecret(context.Background(), hash[:])
 	if err != nil {
 		return core.Key{}, wrapUnlessTyped("authenticate", err)
+	}
+	if !found {
+		return core.Key{}, core.Unauthorized("invalid API key")
 	}
 	return k, nil
 }
@@ -439,14 +401,9 @@ func (s *Service) EnsureBootstrap(secret string) (bool, error) {
 		}
 	}
 	hash := hashSecret(secret)
-	exists := false
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		exists = tx.Bucket(store.BucketKeyHashes).Get(hash[:]) != nil
-		return nil
-	}); err != nil {
+	if _, exists, err := s.store.BySecret(context.Background(), hash[:]); err != nil {
 		return false, fmt.Errorf("bootstrap key: %w", err)
-	}
-	if exists {
+	} else if exists {
 		return false, nil
 	}
 	if _, err := s.insert("bootstrap", core.ScopeAdmin, secret); err != nil {
@@ -466,36 +423,13 @@ func (s *Service) InternalOwner(role string) (string, error) {
 	if _, ok := ownerWork[role]; !ok {
 		return "", fmt.Errorf("internal owner: unknown role %q", role)
 	}
-	var id string
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		owners := tx.Bucket(store.BucketKeyOwners)
-		if v := owners.Get([]byte(role)); v != nil {
-			id = string(v)
-			return nil
-		}
-		k := core.Key{UUID: uuid.NewString(), Name: role, Scope: core.ScopeStandard, CreatedAt: s.now().UTC()}
-		if err := putRecord(tx, k); err != nil {
-			return err
-		}
-		id = k.UUID
-		return owners.Put([]byte(role), []byte(k.UUID))
+	id, err := s.store.InternalOwner(context.Background(), role, func() core.Key {
+		return core.Key{UUID: uuid.NewString(), Name: role, Scope: core.ScopeStandard, CreatedAt: s.now().UTC()}
 	})
 	if err != nil {
 		return "", fmt.Errorf("internal owner %s: %w", role, err)
 	}
 	return id, nil
-}
-
-// ownerRole answers the role id is the internal owner of, "" when none.
-func ownerRole(tx *bolt.Tx, id string) string {
-	role := ""
-	_ = tx.Bucket(store.BucketKeyOwners).ForEach(func(k, v []byte) error {
-		if string(v) == id {
-			role = string(k)
-		}
-		return nil
-	})
-	return role
 }
 
 // Flush writes the recorded uses to the database now, in one transaction.
@@ -523,26 +457,7 @@ func (s *Service) flushLocked() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for id, at := range batch {
-			k, err := getKey(tx, id)
-			if core.KindOf(err) == core.KindNotFound {
-				continue // revoked since
-			}
-			if err != nil {
-				return err
-			}
-			if k.LastUsedAt != nil && !at.After(*k.LastUsedAt) {
-				continue
-			}
-			at := at
-			k.LastUsedAt = &at
-			if err := putRecord(tx, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.store.RecordUses(context.Background(), batch)
 	if err != nil {
 		// Put the times back (unless newer ones arrived) so the next flush retries.
 		s.mu.Lock()
@@ -581,37 +496,6 @@ func (s *Service) withRecentUse(k *core.Key) {
 	if ok && (k.LastUsedAt == nil || at.After(*k.LastUsedAt)) {
 		k.LastUsedAt = &at
 	}
-}
-
-func getKey(tx *bolt.Tx, id string) (core.Key, error) {
-	v := tx.Bucket(store.BucketKeys).Get([]byte(id))
-	if v == nil {
-		return core.Key{}, core.NotFound("API key %s not found", id)
-	}
-	var k core.Key
-	if err := json.Unmarshal(v, &k); err != nil {
-		return core.Key{}, fmt.Errorf("decode key %s: %w", id, err)
-	}
-	return k, nil
-}
-
-// putKey writes the record and both hash indexes of k.
-func putKey(tx *bolt.Tx, k core.Key, hash []byte) error {
-	if err := putRecord(tx, k); err != nil {
-		return err
-	}
-	if err := tx.Bucket(store.BucketKeySecrets).Put([]byte(k.UUID), hash); err != nil {
-		return err
-	}
-	return tx.Bucket(store.BucketKeyHashes).Put(hash, []byte(k.UUID))
-}
-
-func putRecord(tx *bolt.Tx, k core.Key) error {
-	v, err := json.Marshal(k)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(store.BucketKeys).Put([]byte(k.UUID), v)
 }
 
 func hashSecret(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }

@@ -1,14 +1,12 @@
 package keys
 
 import (
+	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/store"
@@ -95,25 +93,27 @@ func TestCreateAuthenticateAndStorage(t *testing.T) {
 
 	// Only the hash is stored, nowhere the secret.
 	hash := sha256.Sum256([]byte(secret))
-	err = db.View(func(tx *bolt.Tx) error {
-		if got := string(tx.Bucket(store.BucketKeyHashes).Get(hash[:])); got != k.UUID {
-			t.Errorf("key_hashes maps to %q, want %q", got, k.UUID)
+	c := content(t, db)
+	if got := c.Hashes[string(hash[:])]; got != k.UUID {
+		t.Errorf("key_hashes maps to %q, want %q", got, k.UUID)
+	}
+	if got := c.Secrets[k.UUID]; string(got) != string(hash[:]) {
+		t.Errorf("key_secrets holds %x", got)
+	}
+	for id, v := range c.Records {
+		if strings.Contains(id+string(v), secret) {
+			t.Errorf("keys/ stores the secret")
 		}
-		if got := tx.Bucket(store.BucketKeySecrets).Get([]byte(k.UUID)); string(got) != string(hash[:]) {
-			t.Errorf("key_secrets holds %x", got)
+	}
+	for h, id := range c.Hashes {
+		if strings.Contains(h+id, secret) {
+			t.Errorf("key_hashes/ stores the secret")
 		}
-		for _, b := range [][]byte{store.BucketKeys, store.BucketKeyHashes, store.BucketKeySecrets} {
-			tx.Bucket(b).ForEach(func(key, v []byte) error {
-				if strings.Contains(string(key)+string(v), secret) {
-					t.Errorf("bucket %s stores the secret", b)
-				}
-				return nil
-			})
+	}
+	for id, h := range c.Secrets {
+		if strings.Contains(id+string(h), secret) {
+			t.Errorf("key_secrets/ stores the secret")
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 
 	clk.Add(time.Second)
@@ -249,16 +249,13 @@ func TestRevoke(t *testing.T) {
 		t.Fatalf("revoking one key broke another: %v", err)
 	}
 	// No index entry of the revoked key is left behind.
-	db.View(func(tx *bolt.Tx) error {
-		n := tx.Bucket(store.BucketKeyHashes).Stats().KeyN
-		if n != 1 {
-			t.Errorf("key_hashes holds %d entries, want 1", n)
-		}
-		if tx.Bucket(store.BucketKeySecrets).Get([]byte(k.UUID)) != nil {
-			t.Error("key_secrets still holds the revoked key")
-		}
-		return nil
-	})
+	c := content(t, db)
+	if n := len(c.Hashes); n != 1 {
+		t.Errorf("key_hashes holds %d entries, want 1", n)
+	}
+	if c.Secrets[k.UUID] != nil {
+		t.Error("key_secrets still holds the revoked key")
+	}
 	// A flush after revocation does not resurrect the record.
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
@@ -296,14 +293,25 @@ func TestEnsureBootstrap(t *testing.T) {
 	}
 }
 
-// storedLastUsed reads lastUsedAt straight from the database.
+// storedLastUsed reads lastUsedAt straight from the store, without the service's
+// uses not written yet.
 func storedLastUsed(t *testing.T, db *store.DB, id string) *time.Time {
 	t.Helper()
-	var k core.Key
-	db.View(func(tx *bolt.Tx) error {
-		return json.Unmarshal(tx.Bucket(store.BucketKeys).Get([]byte(id)), &k)
-	})
+	k, err := store.NewKeys(db).Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return k.LastUsedAt
+}
+
+// content reads everything the key store holds.
+func content(t *testing.T, db *store.DB) store.KeysContent {
+	t.Helper()
+	c, err := store.NewKeys(db).Content(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func pageWrites(db *store.DB) int64 {

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/store"
 )
@@ -45,24 +43,29 @@ func TestInternalOwnersAreRecordedAndHaveNoSecret(t *testing.T) {
 			t.Fatalf("owner record %+v (%v)", k, err)
 		}
 	}
-	db.View(func(tx *bolt.Tx) error {
-		for _, id := range []string{hot, win} {
-			if tx.Bucket(store.BucketKeySecrets).Get([]byte(id)) != nil {
-				t.Errorf("owner %s has a secret", id)
-			}
+	c := content(t, db)
+	for _, id := range []string{hot, win} {
+		if c.Secrets[id] != nil {
+			t.Errorf("owner %s has a secret", id)
 		}
-		if n := tx.Bucket(store.BucketKeyHashes).Stats().KeyN; n != 0 {
-			t.Errorf("%d secrets stored, want none", n)
-		}
-		return nil
-	})
+	}
+	if n := len(c.Hashes); n != 0 {
+		t.Errorf("%d secrets stored, want none", n)
+	}
+	if c.Owners[OwnerHotfolders] != hot || c.Owners[OwnerWindow] != win {
+		t.Errorf("key_owners holds %v", c.Owners)
+	}
 }
 
 // After the upgrade of a database whose "window" key had been used over HTTP, that
 // key stays an ordinary key and the window gets a new owner of its own.
 func TestInternalOwnerIsNotAUsedKeyOfThatName(t *testing.T) {
-	db, dir := openDB(t)
 	// A database as version 1 left it: the key is written the way Create wrote it.
+	dir := t.TempDir()
+	db, err := store.OpenVersion(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := New(db)
 	secret, err := newSecret()
 	if err != nil {
@@ -78,12 +81,6 @@ func TestInternalOwnerIsNotAUsedKeyOfThatName(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(store.BucketKeyOwners); err != nil {
-			return err
-		}
-		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), store.Itob(1))
-	})
 	db.Close()
 
 	db2, err := store.Open(dir)

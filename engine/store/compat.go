@@ -2,13 +2,6 @@ package store
 
 import bolt "go.etcd.io/bbolt"
 
-// Names the key service and doctor still use until they move onto their stores.
-var (
-	BucketKeys       = bucketKeys
-	BucketKeyHashes  = bucketKeyHashes
-	BucketKeySecrets = bucketKeySecrets
-	BucketKeyOwners  = bucketKeyOwners
-)
-
-// SchemaVersion reads the schema version inside tx.
+// SchemaVersion reads the schema version inside tx; doctor still uses it until it
+// moves onto InspectSchema.
 func SchemaVersion(tx *bolt.Tx) uint64 { return schemaVersion(tx) }
