@@ -21,7 +21,6 @@ import (
 	"github.com/gen2brain/heic"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/engine/backends"
@@ -511,8 +510,8 @@ func checkDatabase(dataDir string) checkResult {
 		r.Fix = "fix the data dir first"
 		return r
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
-	if errors.Is(err, bolt.ErrTimeout) {
+	version, err := store.InspectSchema(dataDir, 500*time.Millisecond)
+	if errors.Is(err, store.ErrLocked) {
 		// The holder is named by its own serving file, not by whatever answers at
 		// the configured address: that may be another Porchlight on another data dir.
 		holder := findHolder(dataDir, path)
@@ -524,16 +523,14 @@ func checkDatabase(dataDir string) checkResult {
 		r.Detail = fmt.Sprintf("%s is locked by %s: a running Porchlight holds it; stop it before `porchlight keys` or `porchlight process` on this data dir", path, holder)
 		return r
 	}
+	if errors.Is(err, store.ErrUnreadable) {
+		r.Status, r.Detail = checkFail, fmt.Sprintf("cannot read %s: %v", path, err)
+		r.Fix = "if the file is damaged, move it away or restore a backup"
+		return r
+	}
 	if err != nil {
 		r.Status, r.Detail = checkFail, fmt.Sprintf("cannot open %s: %v", path, err)
 		r.Fix = "if the file is damaged, move it away (Porchlight starts with an empty database) or restore a backup"
-		return r
-	}
-	defer db.Close()
-	var version uint64
-	if err := db.View(func(tx *bolt.Tx) error { version = store.SchemaVersion(tx); return nil }); err != nil {
-		r.Status, r.Detail = checkFail, fmt.Sprintf("cannot read %s: %v", path, err)
-		r.Fix = "if the file is damaged, move it away or restore a backup"
 		return r
 	}
 	switch latest := store.Latest(); {
