@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/porchlight/porchlight/core"
-	bolt "go.etcd.io/bbolt"
 )
 
 // BenchmarkIngest21MP runs the whole ingest of a 21 MP camera JPEG (5616x3744):
@@ -41,8 +40,10 @@ func BenchmarkExportWebP2048(b *testing.B) {
 		b.Fatal(err)
 	}
 	src := e.wait(a.ID)
-	var r *record
-	e.s.db.View(func(tx *bolt.Tx) error { r, _ = getRecord(tx, src.ID); return nil })
+	r, err := e.s.getRecord(src.ID)
+	if err != nil || r == nil {
+		b.Fatalf("record of %s: %v", src.ID, err)
+	}
 	opt := core.ExportOptions{Format: "webp", Quality: 92, MaxEdge: 2048}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
+	enginestore "github.com/porchlight/porchlight/engine/store"
 	"github.com/porchlight/porchlight/internal/childproc"
 	"github.com/porchlight/porchlight/internal/testphotos"
-	bolt "go.etcd.io/bbolt"
 )
 
 const crashDirEnv = "PORCHLIGHT_ASSETS_CRASH_DIR"
@@ -27,7 +27,7 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child of TestCrashMidIngest")
 	}
-	db, err := store.Open(dir)
+	db, err := enginestore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,14 +80,17 @@ func TestCrashMidIngest(t *testing.T) {
 	cmd.Wait()
 
 	// What the crash left: one asset in processing, both jobs still queued.
-	db, err := store.Open(dir)
+	db, err := enginestore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var queued int
-	db.View(func(tx *bolt.Tx) error { queued = tx.Bucket(store.BucketIngest).Stats().KeyN; return nil })
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, err := st.Queued()
 	db.Close()
-	if queued != 2 {
+	if err != nil || queued != 2 {
 		t.Fatalf("%d jobs queued after the crash, want 2", queued)
 	}
 
@@ -120,8 +123,7 @@ func TestCrashMidIngest(t *testing.T) {
 	if got.Width != 1024 || got.Status != core.AssetReady {
 		t.Fatalf("cut asset after restart: %+v", got)
 	}
-	e.db.View(func(tx *bolt.Tx) error { queued = tx.Bucket(store.BucketIngest).Stats().KeyN; return nil })
-	if queued != 0 {
+	if queued, err = e.s.store.Queued(); err != nil || queued != 0 {
 		t.Fatalf("%d jobs still queued", queued)
 	}
 	// Both uploads and both thumbnails are on disk, nothing else.

@@ -1,7 +1,8 @@
 // Package assets is Porchlight's asset store: uploaded images, masks, order outputs and
 // exports. It keeps their bytes as content-addressed blobs on disk (package blobs),
-// their records in the bbolt bucket "assets", and runs ingest and export jobs from the
-// durable bucket "ingest". It also serves the signed storage addresses
+// their records, export index and reference counts in the database through the
+// store.Store interface (package store, on bbolt), and runs ingest and export jobs
+// from its durable ingest queue. It also serves the signed storage addresses
 // (/storage/upload/{id} and /storage/download/{id}) that the API hands out.
 //
 // Life of an upload: Declare records a pending asset and returns a signed upload
@@ -15,10 +16,11 @@
 // Decisions this package makes:
 //
 //   - Crash safety: blob files are complete before any record points at them (temp
-//     file, fsync, rename, fsync dir), and every state change with its queue entry and
-//     reference counts is one bbolt transaction. A job cut short by a crash is still in
-//     the ingest bucket and runs again from the start on the next Serve. Blobs that a
-//     crash left unreferenced are swept when the service opens.
+//     file, fsync, rename, fsync dir: blobs.Keeper.Commit, the one way a blob is
+//     committed), and every state change with its queue entry and reference counts is
+//     one store transaction. A job cut short by a crash is still in the ingest queue
+//     and runs again from the start on the next Serve. Blobs that a crash left
+//     unreferenced are swept when the service opens.
 //   - Masks: any accepted image may be uploaded. Ingest recognises a mask by content,
 //     the spec's white-on-transparent PNG (a PNG with an alpha channel, some
 //     transparency, and white wherever it is visible); such an asset gets kind "mask"
@@ -36,6 +38,6 @@
 //     input, an export source nor downloaded.
 //   - An output's id is derived from its order's id, which makes CreateOutput
 //     idempotent without an index: a restarted order can never produce two outputs.
-//   - Exports are deduplicated per source and normalised options (bucket
-//     asset_exports); a failed export asked for again is retried under the same id.
+//   - Exports are deduplicated per source and normalised options (the store's export
+//     index); a failed export asked for again is retried under the same id.
 package assets

@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/membudget"
-	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Export limits (spec: max_edge 16 to 10000, quality 1 to 100).
@@ -46,19 +44,10 @@ func NormalizeExport(opt core.ExportOptions) (core.ExportOptions, error) {
 	return opt, nil
 }
 
-// exportKey is the asset_exports key of a source and normalised options. Settings
-// that cannot change the result are left out, so requests that would produce the
-// same file share one export: PNG ignores quality, and a max_edge at or above the
-// source's longest edge keeps the source size like no max_edge.
-func exportKey(source string, opt core.ExportOptions) []byte {
-	q := opt.Quality
-	if opt.Format == "png" {
-		q = 0
-	}
-	return []byte(source + "/" + opt.Format + ";q=" + strconv.Itoa(q) + ";edge=" + strconv.Itoa(opt.MaxEdge))
-}
-
-// effectiveEdge drops a max_edge that would not shrink a w×h source.
+// effectiveEdge drops a max_edge that would not shrink a w×h source, so requests that
+// would produce the same file share one export: a max_edge at or above the source's
+// longest edge keeps the source size like no max_edge. (The export index leaves out
+// a PNG's quality likewise.)
 func effectiveEdge(maxEdge, w, h int) int {
 	if maxEdge >= max(w, h) && w > 0 && h > 0 {
 		return 0
@@ -78,8 +67,8 @@ func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.A
 	}
 	var out core.Asset
 	created := false
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		src, err := owned(tx, owner, sourceID)
+	err = s.store.Update(func(tx store.Tx) error {
+		src, err := tx.Owned(owner, sourceID)
 		if err != nil {
 			return err
 		}
@@ -88,11 +77,9 @@ func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.A
 		}
 		stored := opt
 		stored.MaxEdge = effectiveEdge(opt.MaxEdge, src.Width, src.Height)
-		key := exportKey(src.ID, stored)
-		idx := tx.Bucket(store.BucketAssetExports)
 		now := s.cfg.Now().UTC()
-		if id := idx.Get(key); id != nil {
-			r, err := getRecord(tx, string(id))
+		if id := tx.Export(src.ID, stored); id != "" {
+			r, err := tx.Get(id)
 			if err != nil {
 				return err
 			}
@@ -102,11 +89,11 @@ func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.A
 			}
 			if r != nil { // failed: try again under the same id
 				r.Status, r.Code, r.Reason, r.UpdatedAt = core.AssetPending, "", "", now
-				if err := enqueue(tx, r.ID); err != nil {
+				if err := tx.Enqueue(r.ID); err != nil {
 					return err
 				}
 				out, created = r.Asset, true
-				return putRecord(tx, r)
+				return tx.Put(r)
 			}
 		}
 		t := exportTypes[stored.Format]
@@ -116,14 +103,14 @@ func (s *Service) Export(owner, sourceID string, opt core.ExportOptions) (core.A
 			ContentType: t.mime, Status: core.AssetPending, Format: stored.Format,
 			Source: src.ID, Export: &stored, CreatedAt: now, UpdatedAt: now,
 		}}
-		if err := putRecord(tx, r); err != nil {
+		if err := tx.Put(r); err != nil {
 			return err
 		}
-		if err := idx.Put(key, []byte(r.ID)); err != nil {
+		if err := tx.SetExport(src.ID, stored, r.ID); err != nil {
 			return err
 		}
 		out, created = r.Asset, true
-		return enqueue(tx, r.ID)
+		return tx.Enqueue(r.ID)
 	})
 	if err != nil {
 		return core.Asset{}, false, err
@@ -153,12 +140,12 @@ func exportable(src *record) error {
 // runExport produces an export: decode (scaled at decode time when that is cheaper),
 // a gamma-correct Lanczos downscale to the exact size, and an encode carrying the
 // source's metadata under the GPS policy.
-func (s *Service) runExport(ctx context.Context, j job) {
+func (s *Service) runExport(ctx context.Context, j store.Job) {
 	var r, src *record
-	s.db.View(func(tx *bolt.Tx) error {
-		r, _ = getRecord(tx, j.id)
+	s.store.View(func(tx store.Tx) error {
+		r, _ = tx.Get(j.ID)
 		if r != nil {
-			src, _ = getRecord(tx, r.Source)
+			src, _ = tx.Get(r.Source)
 		}
 		return nil
 	})
@@ -204,42 +191,9 @@ func (s *Service) runExport(ctx context.Context, j job) {
 	if ctx.Err() != nil {
 		return
 	}
-	if err := w.Close(); err != nil {
-		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the export failed: %v", err))
-		return
-	}
-	s.blobMu.Lock()
-	b, err := w.Commit()
-	if err != nil {
-		s.blobMu.Unlock()
-		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the export failed: %v", err))
-		return
-	}
-	var out *core.Asset
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(store.BucketIngest).Delete([]byte(j.key)); err != nil {
-			return err
-		}
-		r, err := getRecord(tx, j.id)
-		if err != nil || r == nil || r.Status != core.AssetProcessing {
-			return err
-		}
-		if err := blobs.Ref(tx, b.Sum); err != nil {
-			return err
-		}
+	s.finishBlob(j, w, "export", func(r *record, b blobs.Blob) {
 		r.SHA256, r.Size, r.Width, r.Height = b.Sum, b.Size, width, height
-		r.Status, r.Code, r.Reason = core.AssetReady, "", ""
-		r.UpdatedAt = s.cfg.Now().UTC()
-		out = &r.Asset
-		return putRecord(tx, r)
 	})
-	if out == nil || err != nil {
-		s.removeIfUnreferenced(b.Sum)
-	}
-	s.blobMu.Unlock()
-	if out != nil {
-		s.changed(*out)
-	}
 }
 
 // What an export holds at once, in bytes a pixel; they follow the pipeline's memory

@@ -12,8 +12,6 @@ import (
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
-	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 func TestExportIdempotentAndResized(t *testing.T) {
@@ -187,12 +185,9 @@ func TestCreateOutputIdempotent(t *testing.T) {
 	if err != nil || again.ID != o.ID || calls != before {
 		t.Fatalf("after restart: %+v %v", again, err)
 	}
-	e.db.View(func(tx *bolt.Tx) error {
-		if n := store.Btoi(tx.Bucket(store.BucketBlobRefs).Get([]byte(o.SHA256))); n != 1 {
-			t.Errorf("output blob has %d references, want 1", n)
-		}
-		return nil
-	})
+	if n, err := e.s.store.Refs(o.SHA256); err != nil || n != 1 {
+		t.Errorf("output blob has %d references (%v), want 1", n, err)
+	}
 	// Outputs can be exported and downloaded.
 	x, _, err := e.s.Export(owner, o.ID, core.ExportOptions{Format: "png", MaxEdge: 100})
 	if err != nil {
@@ -247,12 +242,9 @@ func TestDeleteReleasesSharedBlobs(t *testing.T) {
 	if got, err := e.s.Get(owner, x.ID); err != nil || got.Status != core.AssetReady {
 		t.Fatalf("export after source deletion: %v", err)
 	}
-	e.db.View(func(tx *bolt.Tx) error {
-		if k, _ := tx.Bucket(store.BucketAssetExports).Cursor().First(); k != nil {
-			t.Errorf("export index entry left: %s", k)
-		}
-		return nil
-	})
+	if idx, err := e.s.store.Exports(); err != nil || len(idx) != 0 {
+		t.Errorf("export index entries left: %v %v", idx, err)
+	}
 	if err := e.s.Delete(owner, b.ID); err != nil {
 		t.Fatal(err)
 	}

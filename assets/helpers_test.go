@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
+	enginestore "github.com/porchlight/porchlight/engine/store"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -31,7 +31,7 @@ func (c *clock) install(cfg *Config) *clock { cfg.Now = c.Now; return c }
 type env struct {
 	t    testing.TB
 	dir  string
-	db   *store.DB
+	db   *enginestore.DB
 	s    *Service
 	srv  *httptest.Server
 	stop func()
@@ -44,7 +44,7 @@ func newEnv(t testing.TB, cfg Config) *env {
 
 func openEnv(t testing.TB, dir string, cfg Config, prepare func(*Service)) *env {
 	t.Helper()
-	db, err := store.Open(dir)
+	db, err := enginestore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

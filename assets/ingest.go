@@ -9,11 +9,10 @@ import (
 	"strings"
 
 	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/membudget"
-	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // sniffBytes is how much of a file's head validation reads: enough for codec.Sniff to
@@ -28,9 +27,8 @@ type failure struct{ code, reason string }
 
 // runIngest takes a confirmed upload through validating and processing to ready or
 // failed. It stops between steps when ctx ends, leaving the job queued.
-func (s *Service) runIngest(ctx context.Context, j job) {
-	var r *record
-	s.db.View(func(tx *bolt.Tx) error { r, _ = getRecord(tx, j.id); return nil })
+func (s *Service) runIngest(ctx context.Context, j store.Job) {
+	r, _ := s.getRecord(j.ID)
 	if r == nil || r.Status == core.AssetReady || r.Status == core.AssetFailed || r.Status == core.AssetPending {
 		s.dequeue(j) // deleted, or settled before a crash removed its job
 		return
@@ -54,7 +52,7 @@ func (s *Service) runIngest(ctx context.Context, j job) {
 		return
 	}
 	if s.hookProcessing != nil {
-		s.hookProcessing(ctx, j.id)
+		s.hookProcessing(ctx, j.ID)
 	}
 	if ctx.Err() != nil {
 		return
@@ -204,41 +202,41 @@ func (s *Service) reserveScan(ctx context.Context, need int64) (func(), error) {
 
 // finishReady commits the thumbnail and settles the asset as ready in one
 // transaction with its dequeue.
-func (s *Service) finishReady(j job, kind core.AssetKind, w, h int, thumb *blobs.Writer) {
-	if err := thumb.Close(); err != nil {
-		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the thumbnail failed: %v", err))
-		return
-	}
-	s.blobMu.Lock()
-	tb, err := thumb.Commit()
-	if err != nil {
-		s.blobMu.Unlock()
-		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the thumbnail failed: %v", err))
-		return
-	}
+func (s *Service) finishReady(j store.Job, kind core.AssetKind, w, h int, thumb *blobs.Writer) {
+	s.finishBlob(j, thumb, "thumbnail", func(r *record, tb blobs.Blob) {
+		r.Kind, r.Width, r.Height, r.Thumbnail = kind, w, h, tb.Sum
+	})
+}
+
+// finishBlob commits the blob a job made (what names it in a failure) and, in one
+// transaction with the job's dequeue, references it from the asset, still
+// processing, which set edits, and settles the asset as ready. A blob that cannot be
+// stored fails the asset.
+func (s *Service) finishBlob(j store.Job, w *blobs.Writer, what string, set func(r *record, b blobs.Blob)) {
 	var out *core.Asset
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(store.BucketIngest).Delete([]byte(j.key)); err != nil {
+	_, err := s.commitBlob(w, func(tx store.Tx, b blobs.Blob, c *blobs.Change) error {
+		if err := tx.Done(j.Key); err != nil {
 			return err
 		}
-		r, err := getRecord(tx, j.id)
+		r, err := tx.Get(j.ID)
 		if err != nil || r == nil || r.Status != core.AssetProcessing {
 			return err
 		}
-		if err := blobs.Ref(tx, tb.Sum); err != nil {
+		if err := c.Ref(tx, b.Sum); err != nil {
 			return err
 		}
-		r.Kind, r.Width, r.Height, r.Thumbnail = kind, w, h, tb.Sum
+		set(r, b)
 		r.Status, r.Code, r.Reason = core.AssetReady, "", ""
 		r.UpdatedAt = s.cfg.Now().UTC()
 		out = &r.Asset
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
-	if out == nil || err != nil {
-		s.removeIfUnreferenced(tb.Sum)
+	var failed *blobs.WriteError
+	if errors.As(err, &failed) {
+		s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("storing the %s failed: %v", what, failed))
+		return
 	}
-	s.blobMu.Unlock()
-	if out != nil {
+	if err == nil && out != nil {
 		s.changed(*out)
 	}
 }
@@ -254,12 +252,9 @@ func (s *Service) Thumbnail(owner, id string) (File, error) {
 		return nil, core.Conflict("asset %s is %s, not ready", id, a.Status)
 	}
 	var sum string
-	s.db.View(func(tx *bolt.Tx) error {
-		if r, _ := getRecord(tx, id); r != nil {
-			sum = r.Thumbnail
-		}
-		return nil
-	})
+	if r, _ := s.getRecord(id); r != nil {
+		sum = r.Thumbnail
+	}
 	if sum == "" {
 		if sum, err = s.makeThumbnail(id, a); err != nil {
 			return nil, err
@@ -288,37 +283,25 @@ func (s *Service) makeThumbnail(id string, a core.Asset) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
 	}
-	defer w.Abort()
-	if err := w.Close(); err != nil {
-		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
-	}
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
-	tb, err := w.Commit()
-	if err != nil {
-		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
-	}
-	sum := tb.Sum
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
+	var sum string
+	_, err = s.commitBlob(w, func(tx store.Tx, tb blobs.Blob, c *blobs.Change) error {
+		r, err := found(tx, id)
 		if err != nil {
 			return err
-		}
-		if r == nil {
-			return core.NotFound("asset %s not found", id)
 		}
 		if r.Thumbnail != "" { // made concurrently
 			sum = r.Thumbnail
 			return nil
 		}
-		if err := blobs.Ref(tx, tb.Sum); err != nil {
+		if err := c.Ref(tx, tb.Sum); err != nil {
 			return err
 		}
-		r.Thumbnail = tb.Sum
-		return putRecord(tx, r)
+		r.Thumbnail, sum = tb.Sum, tb.Sum
+		return tx.Put(r)
 	})
-	if err != nil || sum != tb.Sum {
-		s.removeIfUnreferenced(tb.Sum)
+	var failed *blobs.WriteError
+	if errors.As(err, &failed) {
+		return "", fmt.Errorf("thumbnail of asset %s: %w", id, err)
 	}
 	return sum, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/membudget"
-	bolt "go.etcd.io/bbolt"
 )
 
 // exportEstimate is what the export of data with opt will be charged, from the
@@ -112,12 +111,8 @@ func TestExportWaitsForMemoryAndStopsCleanly(t *testing.T) {
 
 func mustRecord(t *testing.T, e *env, id string) *record {
 	t.Helper()
-	var r *record
-	e.db.View(func(tx *bolt.Tx) error {
-		r, _ = getRecord(tx, id)
-		return nil
-	})
-	if r == nil {
+	r, err := e.s.getRecord(id)
+	if err != nil || r == nil {
 		t.Fatalf("no record %s", id)
 	}
 	return r

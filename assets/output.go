@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
-	bolt "go.etcd.io/bbolt"
 )
 
 // outputNamespace derives output ids from order ids (UUID version 5).
@@ -44,52 +44,40 @@ func (s *Service) CreateOutput(owner, orderID, format string, write func(w io.Wr
 	if err := write(w); err != nil {
 		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
 	}
-	if err := w.Close(); err != nil {
-		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
-	}
-	s.blobMu.Lock()
-	b, err := w.Commit()
-	if err != nil {
-		s.blobMu.Unlock()
-		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
-	}
-	info, perr := s.probeBlob(b)
-	if perr == nil && info.Format != format {
-		perr = fmt.Errorf("the bytes are %s, not %s", info.Format, format)
-	}
-	if perr != nil {
-		s.removeIfUnreferenced(b.Sum)
-		s.blobMu.Unlock()
-		return core.Asset{}, fmt.Errorf("create output of order %s: the written file is not a valid image: %w", orderID, perr)
-	}
-	now := s.cfg.Now().UTC()
-	r := &record{Asset: core.Asset{
-		ID: id, Owner: owner, Kind: core.AssetOutput, Filename: "order-" + orderID + t.ext,
-		ContentType: t.mime, Status: core.AssetReady, Format: format,
-		Width: info.Width, Height: info.Height, Size: b.Size, SHA256: b.Sum,
-		OrderID: orderID, CreatedAt: now, UpdatedAt: now,
-	}}
+	var r *record
 	created := false
 	var existing core.Asset
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		old, err := getRecord(tx, id)
+	_, err = s.blobs.Commit(w, func(b blobs.Blob, c *blobs.Change) error {
+		info, err := s.probeBlob(b)
+		if err == nil && info.Format != format {
+			err = fmt.Errorf("the bytes are %s, not %s", info.Format, format)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("the written file is not a valid image: %w", err)
 		}
-		if old != nil { // a concurrent call won
-			existing = old.Asset
-			return nil
-		}
-		if err := blobs.Ref(tx, b.Sum); err != nil {
-			return err
-		}
-		created = true
-		return putRecord(tx, r)
+		now := s.cfg.Now().UTC()
+		r = &record{Asset: core.Asset{
+			ID: id, Owner: owner, Kind: core.AssetOutput, Filename: "order-" + orderID + t.ext,
+			ContentType: t.mime, Status: core.AssetReady, Format: format,
+			Width: info.Width, Height: info.Height, Size: b.Size, SHA256: b.Sum,
+			OrderID: orderID, CreatedAt: now, UpdatedAt: now,
+		}}
+		return s.store.Update(func(tx store.Tx) error {
+			old, err := tx.Get(id)
+			if err != nil {
+				return err
+			}
+			if old != nil { // a concurrent call won
+				existing = old.Asset
+				return nil
+			}
+			if err := c.Ref(tx, b.Sum); err != nil {
+				return err
+			}
+			created = true
+			return tx.Put(r)
+		})
 	})
-	if !created {
-		s.removeIfUnreferenced(b.Sum)
-	}
-	s.blobMu.Unlock()
 	if err != nil {
 		return core.Asset{}, fmt.Errorf("create output of order %s: %w", orderID, err)
 	}
@@ -104,20 +92,14 @@ func (s *Service) CreateOutput(owner, orderID, format string, write func(w io.Wr
 }
 
 func (s *Service) existingOutput(owner, orderID, id string) (core.Asset, bool, error) {
-	var a core.Asset
-	found := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
-		if err != nil || r == nil {
-			return err
-		}
-		if r.Owner != owner || r.OrderID != orderID {
-			return core.Conflict("output id of order %s is taken by another asset", orderID)
-		}
-		a, found = r.Asset, true
-		return nil
-	})
-	return a, found, err
+	r, err := s.getRecord(id)
+	if err != nil || r == nil {
+		return core.Asset{}, false, err
+	}
+	if r.Owner != owner || r.OrderID != orderID {
+		return core.Asset{}, false, core.Conflict("output id of order %s is taken by another asset", orderID)
+	}
+	return r.Asset, true, nil
 }
 
 func (s *Service) probeBlob(b blobs.Blob) (codec.Info, error) {

@@ -1,9 +1,7 @@
 package assets
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,24 +14,19 @@ import (
 
 	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/assets/signing"
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
+	enginestore "github.com/porchlight/porchlight/engine/store"
 )
 
 // Service is the asset store. Its methods are safe for concurrent use; Serve runs the
 // ingest and export workers.
 type Service struct {
-	db     *store.DB
-	blobs  *blobs.Store
+	store  store.Store
+	blobs  *blobs.Keeper // counted in store
 	cfg    Config
 	signer *signing.Signer
 	base   atomic.Pointer[string]
-
-	// blobMu is held across committing a blob file and the transaction that references
-	// it, and across dropping the last reference and removing the file, so a new
-	// reference can never point at a file that is being removed.
-	blobMu sync.Mutex
 
 	wake    chan struct{} // a job was queued
 	claimMu sync.Mutex
@@ -42,8 +35,9 @@ type Service struct {
 	// hookProcessing, when set (tests), runs when an ingest reaches processing.
 	hookProcessing func(ctx context.Context, id string)
 
-	// newBlob starts an upload's blob; tests put a failing disk in its place.
-	newBlob func(limit int64) (blobWriter, error)
+	// uploadTo is what an upload's bytes are copied into, its blob; tests put a
+	// failing disk in front of it.
+	uploadTo func(w *blobs.Writer) io.Writer
 
 	recvMu sync.Mutex
 	recv   map[string]int // uploads whose bytes are arriving, by asset
@@ -51,30 +45,18 @@ type Service struct {
 	sweepEvery time.Duration // how often Serve looks for lapsed uploads
 }
 
-// blobWriter is what an upload writes its bytes through (a *blobs.Writer).
-type blobWriter interface {
-	io.Writer
-	Close() error
-	Commit() (blobs.Blob, error)
-	Abort()
-}
-
-// record is what the assets bucket stores: the shared record plus what only this
-// package needs. The embedded fields keep the JSON readable as a core.Asset.
-type record struct {
-	core.Asset
-	Thumbnail string `json:"thumbnail,omitempty"`      // sha256 of the thumbnail blob
-	Rejected  string `json:"uploadRejected,omitempty"` // why the last PUT was refused (over the size limit)
-	// UploadExpires is when a pending upload fails with upload_expired unless it
-	// is confirmed first (Unix seconds): its upload address's expiry, pushed on by
-	// a re-issued address or by bytes arriving.
-	UploadExpires int64 `json:"uploadExpires,omitempty"`
-}
+// record is an asset's stored record: the shared core.Asset plus what only this
+// package needs.
+type record = store.Record
 
 // New opens the asset store on db with its blobs under dataDir/blobs, and sweeps what
 // a crash may have left: temporary files and blobs no record references.
-func New(db *store.DB, dataDir string, cfg Config) (*Service, error) {
+func New(db *enginestore.DB, dataDir string, cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
+	st, err := store.Open(db)
+	if err != nil {
+		return nil, fmt.Errorf("assets: %w", err)
+	}
 	bs, err := blobs.Open(filepath.Join(dataDir, "blobs"))
 	if err != nil {
 		return nil, err
@@ -88,17 +70,13 @@ func New(db *store.DB, dataDir string, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("assets: %w", err)
 	}
 	s := &Service{
-		db: db, blobs: bs, cfg: cfg, signer: signer,
+		store: st, blobs: blobs.NewKeeper(bs, st), cfg: cfg, signer: signer,
 		wake: make(chan struct{}, 1), claimed: map[string]bool{},
 		recv: map[string]int{}, sweepEvery: uploadSweepEvery,
+		uploadTo: func(w *blobs.Writer) io.Writer { return w },
 	}
-	s.newBlob = func(limit int64) (blobWriter, error) { return bs.Create(limit) }
 	s.SetBaseURL(cfg.BaseURL)
-	var refs map[string]bool
-	if err := db.View(func(tx *bolt.Tx) error { refs = blobs.Referenced(tx); return nil }); err != nil {
-		return nil, fmt.Errorf("assets: read blob references: %w", err)
-	}
-	if _, err := bs.Sweep(func(sum string) bool { return refs[sum] }); err != nil {
+	if _, err := s.blobs.SweepUnreferenced(); err != nil {
 		return nil, fmt.Errorf("assets: %w", err)
 	}
 	return s, nil
@@ -116,38 +94,25 @@ func (s *Service) baseURL() string { return *s.base.Load() }
 // Config returns the effective configuration (defaults applied).
 func (s *Service) Config() Config { return s.cfg }
 
-// getRecord reads a record inside tx; nil when absent.
-func getRecord(tx *bolt.Tx, id string) (*record, error) {
-	v := tx.Bucket(store.BucketAssets).Get([]byte(id))
-	if v == nil {
-		return nil, nil
+// found reads the record of id inside tx: NotFound when there is none.
+func found(tx store.Tx, id string) (*record, error) {
+	r, err := tx.Get(id)
+	if err == nil && r == nil {
+		err = core.NotFound("asset %s not found", id)
 	}
-	var r record
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("decode asset %s: %w", id, err)
-	}
-	return &r, nil
+	return r, err
 }
 
-func putRecord(tx *bolt.Tx, r *record) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode asset %s: %w", r.ID, err)
-	}
-	return tx.Bucket(store.BucketAssets).Put([]byte(r.ID), v)
-}
-
-// owned reads the record of id for owner: NotFound when it is missing or another
-// key's (ownership failures answer 404, not 403).
-func owned(tx *bolt.Tx, owner, id string) (*record, error) {
-	r, err := getRecord(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil || r.Owner != owner || owner == "" {
-		return nil, core.NotFound("asset %s not found", id)
-	}
-	return r, nil
+// getRecord returns the record of id (nil when there is none) from a transaction of
+// its own.
+func (s *Service) getRecord(id string) (*record, error) {
+	var r *record
+	err := s.store.View(func(tx store.Tx) error {
+		var err error
+		r, err = tx.Get(id)
+		return err
+	})
+	return r, err
 }
 
 func (s *Service) changed(assets ...core.Asset) {
@@ -162,8 +127,8 @@ func (s *Service) changed(assets ...core.Asset) {
 // Get returns owner's asset id.
 func (s *Service) Get(owner, id string) (core.Asset, error) {
 	var a core.Asset
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := owned(tx, owner, id)
+	err := s.store.View(func(tx store.Tx) error {
+		r, err := tx.Owned(owner, id)
 		if err != nil {
 			return err
 		}
@@ -177,16 +142,12 @@ func (s *Service) Get(owner, id string) (core.Asset, error) {
 // ownership themselves.
 func (s *Service) Lookup(id string) (core.Asset, error) {
 	var a core.Asset
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return err
+	err := s.store.View(func(tx store.Tx) error {
+		r, err := found(tx, id)
+		if err == nil {
+			a = r.Asset
 		}
-		if r == nil {
-			return core.NotFound("asset %s not found", id)
-		}
-		a = r.Asset
-		return nil
+		return err
 	})
 	return a, err
 }
@@ -244,36 +205,23 @@ func (s *Service) Open(id string) (File, core.Asset, error) {
 // other asset references is removed from disk. Exports made from it stay.
 func (s *Service) Delete(owner, id string) error {
 	var gone core.Asset
-	var drop []string
-	s.blobMu.Lock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := owned(tx, owner, id)
+	err := s.release(func(tx store.Tx, c *blobs.Change) error {
+		r, err := tx.Owned(owner, id)
 		if err != nil {
 			return err
 		}
 		gone = r.Asset
 		for _, sum := range []string{r.SHA256, r.Thumbnail} {
-			last, err := unrefBlob(tx, sum)
-			if err != nil {
+			if err := c.Unref(tx, sum); err != nil {
 				return err
 			}
-			if last != "" {
-				drop = append(drop, last)
-			}
 		}
-		if err := tx.Bucket(store.BucketAssets).Delete([]byte(id)); err != nil {
-			return err
-		}
-		return s.dropExportKeys(tx, r)
+		return tx.Delete(r)
 	})
-	if err == nil {
-		for _, sum := range drop {
-			if rerr := s.blobs.Remove(sum); rerr != nil {
-				err = fmt.Errorf("delete asset %s: %w", id, rerr)
-			}
-		}
+	var unremoved *blobs.RemoveError
+	if errors.As(err, &unremoved) {
+		return fmt.Errorf("delete asset %s: %w", id, unremoved.Err)
 	}
-	s.blobMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -283,72 +231,37 @@ func (s *Service) Delete(owner, id string) error {
 	return nil
 }
 
-// dropExportKeys removes the asset_exports entries that lead to or from r.
-func (s *Service) dropExportKeys(tx *bolt.Tx, r *record) error {
-	b := tx.Bucket(store.BucketAssetExports)
-	if r.Kind == core.AssetExport && r.Export != nil {
-		k := exportKey(r.Source, *r.Export)
-		if string(b.Get(k)) == r.ID {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-	}
-	prefix := []byte(r.ID + "/")
-	c := b.Cursor()
-	var keys [][]byte
-	for k, _ := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, _ = c.Next() {
-		keys = append(keys, store.Copy(k))
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+// commitBlob commits w through the blob keeper and runs edit, which references the
+// blob with c.Ref, in one transaction of the store (see blobs.Keeper.Commit).
+func (s *Service) commitBlob(w *blobs.Writer, edit func(tx store.Tx, b blobs.Blob, c *blobs.Change) error) (blobs.Blob, error) {
+	return s.blobs.Commit(w, func(b blobs.Blob, c *blobs.Change) error {
+		return s.store.Update(func(tx store.Tx) error { return edit(tx, b, c) })
+	})
 }
 
-// removeBlobs removes the blobs whose last reference a committed transaction dropped.
-// Callers hold blobMu.
-func (s *Service) removeBlobs(sums []string) error {
-	var first error
-	for _, sum := range sums {
-		if err := s.blobs.Remove(sum); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+// release runs edit, which drops references with c.Unref, in one transaction of the
+// store, and removes the blobs left without references (see blobs.Keeper.Release).
+func (s *Service) release(edit func(tx store.Tx, c *blobs.Change) error) error {
+	return s.blobs.Release(func(c *blobs.Change) error {
+		return s.store.Update(func(tx store.Tx) error { return edit(tx, c) })
+	})
 }
 
-// unrefBlob drops one reference to the blob sum (none where sum is "") and answers
-// sum when that was its last, for the caller to remove once the transaction has
-// committed; "" otherwise.
-func unrefBlob(tx *bolt.Tx, sum string) (string, error) {
-	if sum == "" {
-		return "", nil
+// released drops a *blobs.RemoveError from a release: the references are gone, and
+// the file that was left goes at the next sweep.
+func released(err error) error {
+	var unremoved *blobs.RemoveError
+	if errors.As(err, &unremoved) {
+		return nil
 	}
-	left, err := blobs.Unref(tx, sum)
-	if err != nil || left > 0 {
-		return "", err
-	}
-	return sum, nil
-}
-
-// removeIfUnreferenced removes a committed blob that no record took (a lost race or a
-// job whose asset vanished). Callers hold blobMu.
-func (s *Service) removeIfUnreferenced(sum string) {
-	var n uint64
-	s.db.View(func(tx *bolt.Tx) error { n = blobs.Refs(tx, sum); return nil })
-	if n == 0 {
-		s.blobs.Remove(sum)
-	}
+	return err
 }
 
 // Serve runs the ingest and export workers until ctx ends. Jobs queued before a crash
 // or a shutdown run again. A job in progress when ctx ends is abandoned at its next
 // step and runs again on the next Serve.
 func (s *Service) Serve(ctx context.Context) error {
-	jobs := make(chan job)
+	jobs := make(chan store.Job)
 	var wg sync.WaitGroup
 	for i := 0; i < s.cfg.Workers; i++ {
 		wg.Add(1)
@@ -377,7 +290,7 @@ func (s *Service) Serve(ctx context.Context) error {
 			case jobs <- j:
 			case <-ctx.Done():
 				for _, left := range pending[i:] {
-					s.unclaim(left.key)
+					s.unclaim(left.Key)
 				}
 				return nil
 			}
@@ -392,43 +305,23 @@ func (s *Service) Serve(ctx context.Context) error {
 	}
 }
 
-// job is one entry of the ingest bucket.
-type job struct {
-	key string // the bucket key (8-byte sequence)
-	id  string // the asset
-}
-
 // pendingJobs claims and returns, oldest first, the queued jobs no worker holds.
-func (s *Service) pendingJobs() ([]job, error) {
-	var out []job
-	err := s.db.View(func(tx *bolt.Tx) error {
-		s.claimMu.Lock()
-		defer s.claimMu.Unlock()
-		return tx.Bucket(store.BucketIngest).ForEach(func(k, v []byte) error {
-			if !s.claimed[string(k)] {
-				s.claimed[string(k)] = true
-				out = append(out, job{key: string(k), id: string(v)})
-			}
-			return nil
-		})
+func (s *Service) pendingJobs() ([]store.Job, error) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	return s.store.Next(func(j store.Job) bool {
+		if s.claimed[j.Key] {
+			return false
+		}
+		s.claimed[j.Key] = true
+		return true
 	})
-	return out, err
 }
 
 func (s *Service) unclaim(key string) {
 	s.claimMu.Lock()
 	delete(s.claimed, key)
 	s.claimMu.Unlock()
-}
-
-// enqueue adds a job for asset id inside tx; signal after the commit.
-func enqueue(tx *bolt.Tx, id string) error {
-	b := tx.Bucket(store.BucketIngest)
-	seq, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	return b.Put(store.Itob(seq), []byte(id))
 }
 
 func (s *Service) signal() {
@@ -439,15 +332,12 @@ func (s *Service) signal() {
 }
 
 // runJob dispatches by kind and makes sure a panic in a decoder fails only its asset.
-func (s *Service) runJob(ctx context.Context, j job) {
-	defer s.unclaim(j.key)
+func (s *Service) runJob(ctx context.Context, j store.Job) {
+	defer s.unclaim(j.Key)
 	var kind core.AssetKind
-	s.db.View(func(tx *bolt.Tx) error {
-		if r, _ := getRecord(tx, j.id); r != nil {
-			kind = r.Kind
-		}
-		return nil
-	})
+	if r, _ := s.getRecord(j.ID); r != nil {
+		kind = r.Kind
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.finishFailed(j, core.CodeUnreadable, fmt.Sprintf("the image could not be processed (%v)", p))
@@ -464,51 +354,41 @@ func (s *Service) runJob(ctx context.Context, j job) {
 }
 
 // dequeue drops a job whose asset is gone.
-func (s *Service) dequeue(j job) {
-	s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(store.BucketIngest).Delete([]byte(j.key)) })
+func (s *Service) dequeue(j store.Job) {
+	s.store.Update(func(tx store.Tx) error { return tx.Done(j.Key) })
 }
 
 // finishFailed settles a job's asset as failed, releasing its bytes, and dequeues it.
-func (s *Service) finishFailed(j job, code, reason string) {
+func (s *Service) finishFailed(j store.Job, code, reason string) {
 	var out *core.Asset
-	var drop []string
-	s.blobMu.Lock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(store.BucketIngest).Delete([]byte(j.key)); err != nil {
+	s.release(func(tx store.Tx, c *blobs.Change) error {
+		if err := tx.Done(j.Key); err != nil {
 			return err
 		}
-		r, err := getRecord(tx, j.id)
+		r, err := tx.Get(j.ID)
 		if err != nil || r == nil {
 			return err
 		}
-		last, err := unrefBlob(tx, r.SHA256)
-		if err != nil {
+		if err := c.Unref(tx, r.SHA256); err != nil {
 			return err
-		}
-		if last != "" {
-			drop = append(drop, last)
 		}
 		r.SHA256 = ""
 		r.Status, r.Code, r.Reason = core.AssetFailed, code, reason
 		r.Rejected = ""
 		r.UpdatedAt = s.cfg.Now().UTC()
 		out = &r.Asset
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
-	if err == nil {
-		s.removeBlobs(drop)
-	}
-	s.blobMu.Unlock()
 	if out != nil {
 		s.changed(*out)
 	}
 }
 
 // setStatus moves a job's asset to a working state; false when the asset is gone.
-func (s *Service) setStatus(j job, st core.AssetStatus, edit func(r *record)) bool {
+func (s *Service) setStatus(j store.Job, st core.AssetStatus, edit func(r *record)) bool {
 	var out *core.Asset
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, j.id)
+	err := s.store.Update(func(tx store.Tx) error {
+		r, err := tx.Get(j.ID)
 		if err != nil || r == nil {
 			return err
 		}
@@ -518,7 +398,7 @@ func (s *Service) setStatus(j job, st core.AssetStatus, edit func(r *record)) bo
 		}
 		r.UpdatedAt = s.cfg.Now().UTC()
 		out = &r.Asset
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
 	if err != nil || out == nil {
 		if err == nil {
@@ -567,36 +447,21 @@ func (s *Service) overdue(r *record, now time.Time) bool {
 	return s.recv[r.ID] == 0
 }
 
-// Records that may be pending uploads; the rest are skipped without decoding.
-var (
-	markUpload  = []byte(`"kind":"upload"`)
-	markPending = []byte(`"status":"pending"`)
-)
-
 // ExpireUploads fails every pending upload whose address lapsed before it was
 // confirmed (code upload_expired), giving back the bytes it had, and answers how
 // many. Serve calls it periodically.
 func (s *Service) ExpireUploads() (int, error) {
 	now := s.cfg.Now().UTC()
-	var due []string
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketAssets).ForEach(func(_, v []byte) error {
-			if !bytes.Contains(v, markPending) || !bytes.Contains(v, markUpload) {
-				return nil
-			}
-			var r record
-			if json.Unmarshal(v, &r) == nil && s.overdue(&r, now) {
-				due = append(due, r.ID)
-			}
-			return nil
-		})
-	})
+	pending, err := s.store.PendingUploads()
 	if err != nil {
 		return 0, fmt.Errorf("assets: find lapsed uploads: %w", err)
 	}
 	n := 0
-	for _, id := range due {
-		expired, err := s.expire(id, now)
+	for _, r := range pending {
+		if !s.overdue(r, now) {
+			continue
+		}
+		expired, err := s.expire(r.ID, now)
 		if err != nil {
 			return n, err
 		}
@@ -610,8 +475,8 @@ func (s *Service) ExpireUploads() (int, error) {
 // expireUpload fails owner's asset id if it is an overdue upload.
 func (s *Service) expireUpload(owner, id string, now time.Time) error {
 	var due bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := owned(tx, owner, id)
+	err := s.store.View(func(tx store.Tx) error {
+		r, err := tx.Owned(owner, id)
 		if err == nil {
 			due = s.overdue(r, now)
 		}
@@ -628,31 +493,21 @@ func (s *Service) expireUpload(owner, id string, now time.Time) error {
 // transaction, and drops its bytes when nothing else references them.
 func (s *Service) expire(id string, now time.Time) (bool, error) {
 	var out *core.Asset
-	var drop []string
-	s.blobMu.Lock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
+	err := released(s.release(func(tx store.Tx, c *blobs.Change) error {
+		r, err := tx.Get(id)
 		if err != nil || r == nil || !s.overdue(r, now) {
 			return err
 		}
-		last, err := unrefBlob(tx, r.SHA256)
-		if err != nil {
+		if err := c.Unref(tx, r.SHA256); err != nil {
 			return err
-		}
-		if last != "" {
-			drop = append(drop, last)
 		}
 		r.SHA256, r.Size, r.Rejected = "", 0, ""
 		r.Status, r.Code = core.AssetFailed, core.CodeUploadExpired
 		r.Reason = "the upload address expired before the upload was confirmed; declare the asset again"
 		r.UpdatedAt = now
 		out = &r.Asset
-		return putRecord(tx, r)
-	})
-	if err == nil {
-		s.removeBlobs(drop)
-	}
-	s.blobMu.Unlock()
+		return tx.Put(r)
+	}))
 	if err != nil {
 		return false, fmt.Errorf("expire upload %s: %w", id, err)
 	}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/porchlight/porchlight/assets/blobs"
+	"github.com/porchlight/porchlight/assets/store"
 	"github.com/porchlight/porchlight/core"
-	bolt "go.etcd.io/bbolt"
 )
 
 // maxFilename bounds a declared file name (bytes), as most file systems do.
@@ -68,7 +68,7 @@ func (s *Service) Declare(owner, filename, contentType string) (core.Asset, stri
 		ID: uuid.NewString(), Owner: owner, Kind: core.AssetUpload, Filename: name,
 		ContentType: ct, Status: core.AssetPending, CreatedAt: now, UpdatedAt: now,
 	}, UploadExpires: s.uploadDeadline(now)}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return putRecord(tx, r) }); err != nil {
+	if err := s.store.Update(func(tx store.Tx) error { return tx.Put(r) }); err != nil {
 		return core.Asset{}, "", fmt.Errorf("declare asset: %w", err)
 	}
 	s.changed(r.Asset)
@@ -103,8 +103,8 @@ func (s *Service) UploadURL(owner, id string) (string, error) {
 	}
 	exp := s.uploadDeadline(now)
 	var out core.Asset
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := owned(tx, owner, id)
+	err := s.store.Update(func(tx store.Tx) error {
+		r, err := tx.Owned(owner, id)
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (s *Service) UploadURL(owner, id string) (string, error) {
 		r.UploadExpires = max(r.UploadExpires, exp)
 		r.UpdatedAt = now
 		out = r.Asset
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
 	if err != nil {
 		return "", err
@@ -159,30 +159,20 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 	// While its bytes arrive the asset does not expire: its address was valid when
 	// they started.
 	defer s.receiving(id)()
-	var declared string
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			return core.NotFound("asset %s not found", id)
-		}
-		if r.Kind != core.AssetUpload {
-			return core.Conflict("asset %s is an %s and takes no uploaded bytes", id, r.Kind)
-		}
-		if r.Status == core.AssetFailed && r.Code == core.CodeUploadExpired {
-			return core.Conflict("the upload address of asset %s expired before the upload was confirmed; declare the asset again", id)
-		}
-		if r.Status != core.AssetPending {
-			return core.Conflict("asset %s was already confirmed (status %s); declare a new asset to upload other bytes", id, r.Status)
-		}
-		declared = r.ContentType
-		return nil
-	})
-	if err != nil {
+	r, err := s.getRecord(id)
+	switch {
+	case err != nil:
 		return blobs.Blob{}, err
+	case r == nil:
+		return blobs.Blob{}, core.NotFound("asset %s not found", id)
+	case r.Kind != core.AssetUpload:
+		return blobs.Blob{}, core.Conflict("asset %s is an %s and takes no uploaded bytes", id, r.Kind)
+	case r.Status == core.AssetFailed && r.Code == core.CodeUploadExpired:
+		return blobs.Blob{}, core.Conflict("the upload address of asset %s expired before the upload was confirmed; declare the asset again", id)
+	case r.Status != core.AssetPending:
+		return blobs.Blob{}, core.Conflict("asset %s was already confirmed (status %s); declare a new asset to upload other bytes", id, r.Status)
 	}
+	declared := r.ContentType
 	got := mediaType(contentType)
 	if got != declared {
 		if got == "" {
@@ -194,14 +184,14 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 	if length > s.cfg.MaxUploadBytes {
 		return blobs.Blob{}, s.reject(id)
 	}
-	w, err := s.newBlob(s.cfg.MaxUploadBytes)
+	w, err := s.blobs.Create(s.cfg.MaxUploadBytes)
 	if err != nil {
 		return blobs.Blob{}, storageFailure(id, err)
 	}
 	defer w.Abort()
 	src := &sourceReader{r: body}
 	buf := make([]byte, 256<<10)
-	if _, err := io.CopyBuffer(writerOnly{w}, src, buf); err != nil {
+	if _, err := io.CopyBuffer(writerOnly{s.uploadTo(w)}, src, buf); err != nil {
 		var tl *blobs.TooLargeError
 		switch {
 		case errors.As(err, &tl):
@@ -214,32 +204,19 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 		}
 		return blobs.Blob{}, &core.Error{Kind: core.KindInvalid, Field: "body", Reason: fmt.Sprintf("upload interrupted: %v", err)}
 	}
-	if err := w.Close(); err != nil { // fsync before taking the lock
-		return blobs.Blob{}, storageFailure(id, err)
-	}
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
-	b, err := w.Commit()
-	if err != nil {
-		return blobs.Blob{}, storageFailure(id, err)
-	}
 	var out *core.Asset
-	var drop string
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
+	b, err := s.commitBlob(w, func(tx store.Tx, b blobs.Blob, c *blobs.Change) error {
+		r, err := found(tx, id)
 		if err != nil {
 			return err
-		}
-		if r == nil {
-			return core.NotFound("asset %s not found", id)
 		}
 		if r.Status != core.AssetPending {
 			return core.Conflict("asset %s was confirmed while its bytes arrived", id)
 		}
-		if err := blobs.Ref(tx, b.Sum); err != nil {
+		if err := c.Ref(tx, b.Sum); err != nil {
 			return err
 		}
-		if drop, err = unrefBlob(tx, r.SHA256); err != nil {
+		if err := c.Unref(tx, r.SHA256); err != nil {
 			return err
 		}
 		r.SHA256, r.Size, r.Rejected = b.Sum, b.Size, ""
@@ -247,17 +224,13 @@ func (s *Service) upload(id, contentType string, body io.Reader, length int64) (
 		// Bytes arrived: the client has a whole address lifetime to confirm them.
 		r.UploadExpires = max(r.UploadExpires, s.uploadDeadline(r.UpdatedAt))
 		out = &r.Asset
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
 	if err != nil {
-		s.removeIfUnreferenced(b.Sum)
 		if core.KindOf(err) == core.KindInternal {
 			err = storageFailure(id, err)
 		}
 		return blobs.Blob{}, err
-	}
-	if drop != "" {
-		s.blobs.Remove(drop)
 	}
 	s.changed(*out)
 	return b, nil
@@ -270,25 +243,19 @@ type writerOnly struct{ io.Writer }
 // returns the 413 error.
 func (s *Service) reject(id string) error {
 	reason := s.tooLargeReason()
-	var drop string
-	s.blobMu.Lock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
+	err := released(s.release(func(tx store.Tx, c *blobs.Change) error {
+		r, err := tx.Get(id)
 		if err != nil || r == nil || r.Status != core.AssetPending {
 			return err
 		}
-		if drop, err = unrefBlob(tx, r.SHA256); err != nil {
+		if err := c.Unref(tx, r.SHA256); err != nil {
 			return err
 		}
 		r.SHA256, r.Size, r.Rejected = "", 0, reason
 		r.UpdatedAt = s.cfg.Now().UTC()
 		r.UploadExpires = max(r.UploadExpires, s.uploadDeadline(r.UpdatedAt))
-		return putRecord(tx, r)
-	})
-	if err == nil && drop != "" {
-		s.blobs.Remove(drop)
-	}
-	s.blobMu.Unlock()
+		return tx.Put(r)
+	}))
 	if err != nil {
 		return fmt.Errorf("upload asset %s: %w", id, err)
 	}
@@ -307,8 +274,8 @@ func (s *Service) Confirm(owner, id string) (core.Asset, error) {
 	}
 	var a core.Asset
 	queued := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		r, err := owned(tx, owner, id)
+	err := s.store.Update(func(tx store.Tx) error {
+		r, err := tx.Owned(owner, id)
 		if err != nil {
 			return err
 		}
@@ -324,12 +291,12 @@ func (s *Service) Confirm(owner, id string) (core.Asset, error) {
 		}
 		r.Status = core.AssetValidating
 		r.UpdatedAt = s.cfg.Now().UTC()
-		if err := enqueue(tx, id); err != nil {
+		if err := tx.Enqueue(id); err != nil {
 			return err
 		}
 		a = r.Asset
 		queued = true
-		return putRecord(tx, r)
+		return tx.Put(r)
 	})
 	if err != nil {
 		return core.Asset{}, err

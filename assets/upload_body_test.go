@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/core"
 )
 
@@ -97,7 +99,7 @@ func TestStalledUploadIsAnsweredAndKeepsNothing(t *testing.T) {
 // fullDisk fails the blob's writes once after bytes went through, the way the
 // real writer reports it (with its temporary file's path).
 type fullDisk struct {
-	blobWriter
+	w     io.Writer
 	path  string
 	after int
 	errno syscall.Errno
@@ -109,7 +111,7 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("write blob temp file: %w", &fs.PathError{Op: "write", Path: d.path, Err: d.errno})
 	}
 	d.n += len(p)
-	return d.blobWriter.Write(p)
+	return d.w.Write(p)
 }
 
 // A disk that refuses the bytes answers 507 (no space) or 500, never 400, with a
@@ -128,13 +130,8 @@ func TestUploadWriteFailuresNameNoServerPath(t *testing.T) {
 			var logs bytes.Buffer
 			storageServer(t, e, StorageOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			tmp := filepath.Join(e.dir, "blobs", "tmp", "blob-1234")
-			real := e.s.newBlob
-			e.s.newBlob = func(limit int64) (blobWriter, error) {
-				w, err := real(limit)
-				if err != nil {
-					return nil, err
-				}
-				return &fullDisk{blobWriter: w, path: tmp, after: 64 << 10, errno: c.errno}, nil
+			e.s.uploadTo = func(w *blobs.Writer) io.Writer {
+				return &fullDisk{w: w, path: tmp, after: 64 << 10, errno: c.errno}
 			}
 			a, up, err := e.s.Declare(owner, "room.jpg", "image/jpeg")
 			if err != nil {

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/porchlight/porchlight/assets/blobs"
 	"github.com/porchlight/porchlight/core"
-	bolt "go.etcd.io/bbolt"
 )
 
 // expiryEnv is a service whose clock the test moves and whose committed changes it
@@ -90,12 +88,9 @@ func TestSweeperExpiresUnconfirmedUploads(t *testing.T) {
 	if e.s.blobs.Exists(hexSum(data)) {
 		t.Error("the bytes of an expired upload are still stored")
 	}
-	e.db.View(func(tx *bolt.Tx) error {
-		if n := blobs.Refs(tx, hexSum(data)); n != 0 {
-			t.Errorf("%d references left to an expired upload's bytes", n)
-		}
-		return nil
-	})
+	if n, err := e.s.store.Refs(hexSum(data)); err != nil || n != 0 {
+		t.Errorf("%d references left to an expired upload's bytes (%v)", n, err)
+	}
 	st, err := e.s.Status(owner, sent.ID)
 	if err != nil || st.Status != core.AssetFailed || st.Code != core.CodeUploadExpired {
 		t.Errorf("status of the expired upload: %+v %v", st, err)

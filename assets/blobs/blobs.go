@@ -4,11 +4,13 @@
 //
 // Bytes arrive through a Writer that streams into a temporary file under DIR/tmp (the
 // same file system, so the final rename is atomic) while hashing and counting, and
-// refuses to grow past a limit. Commit fsyncs and renames the file into place and
-// fsyncs the directory, so after a crash a blob is either whole under its name or
-// absent. Reference counts live in the bbolt bucket blob_refs (see Ref and Unref);
-// callers change them in the same transaction as the records that point at blobs, and
-// Sweep removes what no record references (leftovers of a crash).
+// refuses to grow past a limit. A Keeper is the one way written bytes become a blob:
+// its Commit fsyncs the file, renames it into place and fsyncs the directory, so after
+// a crash a blob is either whole under its name or absent, and runs the caller's
+// transaction that references it. Reference counts live in the store of the records
+// that hold them (References, Counter: the assets store), changed in the same
+// transaction as those records; the Keeper removes a blob once its last reference is
+// gone, and Sweep removes what no record references (leftovers of a crash).
 package blobs
 
 import (
@@ -147,7 +149,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Size is the number of bytes written so far.
 func (w *Writer) Size() int64 { return w.n }
 
-// Abort drops the temporary file. It is safe after Commit (then it does nothing).
+// Abort drops the temporary file. It is safe once the blob is committed (then it does
+// nothing).
 func (w *Writer) Abort() {
 	if w.done {
 		return
@@ -160,8 +163,8 @@ func (w *Writer) Abort() {
 }
 
 // Close makes the written bytes durable (fsync) and closes the temporary file; no
-// more can be written. Commit closes too, but calling Close first keeps a long fsync
-// out of whatever lock the caller holds around Commit. Closing twice is harmless.
+// more can be written. Keeper.Commit closes before it takes its lock, so a long fsync
+// holds up no other commit. Closing twice is harmless.
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
@@ -188,11 +191,11 @@ type Blob struct {
 	Size int64
 }
 
-// Commit makes the bytes durable under their content address and returns it. When a
-// blob with the same content already exists the temporary file is dropped. Callers
-// that count references must hold their own lock across Commit and the transaction
-// that adds the reference, so a concurrent removal cannot slip in between.
-func (w *Writer) Commit() (Blob, error) {
+// place makes the bytes durable under their content address and returns it. When a
+// blob with the same content already exists the temporary file is dropped. Blobs that
+// records reference are placed by Keeper.Commit only, under the lock that keeps a
+// concurrent removal from slipping in before the reference is taken.
+func (w *Writer) place() (Blob, error) {
 	if w.done {
 		return Blob{}, errors.New("commit blob: writer already finished")
 	}
@@ -231,8 +234,8 @@ func (w *Writer) Commit() (Blob, error) {
 	return b, nil
 }
 
-// Put stores everything r yields (at most limit bytes when limit > 0) as a blob.
-// Over the limit it returns *TooLargeError and stores nothing.
+// Put stores everything r yields (at most limit bytes when limit > 0) as a blob that
+// nothing references. Over the limit it returns *TooLargeError and stores nothing.
 func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
 	w, err := s.Create(limit)
 	if err != nil {
@@ -247,7 +250,7 @@ func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
 		}
 		return Blob{}, fmt.Errorf("store blob: %w", err)
 	}
-	return w.Commit()
+	return w.place()
 }
 
 // onlyWriter hides any ReaderFrom so io.CopyBuffer goes through Write (and the limit).

@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/porchlight/porchlight/engine/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 func sumOf(b []byte) string {
@@ -79,61 +76,6 @@ func TestEmptyBlob(t *testing.T) {
 	}
 	if !s.Exists(b.Sum) {
 		t.Fatal("empty blob not stored")
-	}
-}
-
-func TestRefsAndSweep(t *testing.T) {
-	dir := t.TempDir()
-	db, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, _ := Open(filepath.Join(dir, "blobs"))
-	kept, _ := s.Put(strings.NewReader("kept"), 0)
-	orphan, _ := s.Put(strings.NewReader("orphan"), 0)
-	// A temp file left by a crash mid-upload.
-	w, _ := s.Create(0)
-	w.Write([]byte("half"))
-
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := Ref(tx, kept.Sum); err != nil {
-			return err
-		}
-		return Ref(tx, kept.Sum)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var left uint64
-	db.Update(func(tx *bolt.Tx) error { left, err = Unref(tx, kept.Sum); return err })
-	if left != 1 {
-		t.Fatalf("refs after unref: %d, want 1", left)
-	}
-	var refs map[string]bool
-	db.View(func(tx *bolt.Tx) error { refs = Referenced(tx); return nil })
-	n, err := s.Sweep(func(sum string) bool { return refs[sum] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 {
-		t.Fatalf("swept %d, want 2 (orphan blob and temp file)", n)
-	}
-	if !s.Exists(kept.Sum) || s.Exists(orphan.Sum) {
-		t.Fatalf("after sweep: kept=%v orphan=%v", s.Exists(kept.Sum), s.Exists(orphan.Sum))
-	}
-	db.Update(func(tx *bolt.Tx) error { left, err = Unref(tx, kept.Sum); return err })
-	db.View(func(tx *bolt.Tx) error {
-		if Refs(tx, kept.Sum) != 0 || tx.Bucket(store.BucketBlobRefs).Get([]byte(kept.Sum)) != nil {
-			t.Error("count not deleted at zero")
-		}
-		return nil
-	})
-	if err := s.Remove(kept.Sum); err != nil || s.Exists(kept.Sum) {
-		t.Fatalf("remove: %v", err)
-	}
-	if err := s.Remove(kept.Sum); err != nil {
-		t.Fatalf("removing an absent blob must succeed: %v", err)
 	}
 }
 
