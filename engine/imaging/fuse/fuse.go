@@ -237,6 +237,9 @@ func fuseReduced(ctx context.Context, lows []*lowres, s int, opt *Options) (rgb,
 	var mask *plane
 	if opt.WindowPull > 0 && ref > 0 {
 		mask = windowMask(lows[ref].img, lows[ref-1].img, float32(opt.WindowPull))
+		if err := ctx.Err(); err != nil {
+			return rgb{}, nil, err
+		}
 		if mask != nil {
 			dark, err := blend(ctx, pyrs, ws, all[:ref], levels, opt)
 			if err != nil {
@@ -247,6 +250,9 @@ func fuseReduced(ctx context.Context, lows []*lowres, s int, opt *Options) (rgb,
 	}
 	if s == 1 {
 		return out, nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return rgb{}, nil, err
 	}
 	return out, detailWeights(lows, ws, mask, ref), nil
 }

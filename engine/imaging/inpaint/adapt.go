@@ -13,7 +13,8 @@ import (
 // and adds the harmonic interpolation of that difference (Laplace's equation, the
 // border differences as boundary values) to the hole. The fill keeps its gradients
 // and takes the surrounding shading and colour, and meets the photo without a step.
-// It returns ctx.Err(), leaving the level as it was, once ctx is done.
+// Once ctx is done it stops within a few rows and returns ctx.Err(); the level is
+// then unusable.
 func (l *level) adaptColour(ctx context.Context) error {
 	w, nc := l.w, l.nc
 	// Work inside the hole's bounding box grown by the border ring.
@@ -32,7 +33,7 @@ func (l *level) adaptColour(ctx context.Context) error {
 	hole := make([]bool, bw*bh)
 	ring := make([]bool, bw*bh)
 	off := make([]float32, bw*bh*nc)
-	imaging.Bands(bh, func(_, y0, y1 int) {
+	if err := imaging.BandsCtx(ctx, bh, func(_, y0, y1 int) {
 		var acc [4]float32
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
@@ -48,14 +49,16 @@ func (l *level) adaptColour(ctx context.Context) error {
 				}
 			}
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	// The offsets are used as they are, pixel by pixel: smoothing them along the ring
 	// would leave a step of its own between the photo and the first filled pixel.
 	corr := membrane(ctx, hole, ring, off, bw, bh, nc)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	imaging.Bands(bh, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
 				b := by*bw + bx
@@ -70,7 +73,6 @@ func (l *level) adaptColour(ctx context.Context) error {
 			}
 		}
 	})
-	return nil
 }
 
 func (l *level) touchesHole(x, y int) bool {

@@ -132,8 +132,8 @@ const (
 )
 
 // refineDetail applies the detail attenuation and the border continuation above to
-// the hole of the full-resolution level. It returns ctx.Err(), leaving the level as
-// it was, once ctx is done.
+// the hole of the full-resolution level. Once ctx is done it stops within a few rows
+// and returns ctx.Err(); the level is then unusable.
 func (l *level) refineDetail(ctx context.Context) error {
 	box := l.holeBox(int(math.Ceil(3*detailSigma)) + 1)
 	if box.Empty() {
@@ -149,7 +149,7 @@ func (l *level) refineDetail(ctx context.Context) error {
 	for i := range mixTable {
 		mixTable[i] = float32(borderMix * math.Exp(-(float64(i)/3-1)/borderReach))
 	}
-	imaging.Bands(box.Dy(), func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, box.Dy(), func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
 				q := (by+box.Min.Y)*w + bx + box.Min.X
@@ -174,5 +174,4 @@ func (l *level) refineDetail(ctx context.Context) error {
 			}
 		}
 	})
-	return nil
 }

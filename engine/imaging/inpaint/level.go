@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -186,13 +187,17 @@ func (c *level) textureFrom(f *level) {
 }
 
 // prepare finds sources and targets and computes the features of known pixels.
-// depth may be passed in when the caller already has it.
-func (l *level) prepare(depth []int32) {
+// depth may be passed in when the caller already has it. Once ctx is done it stops
+// between its passes and returns ctx.Err(), leaving the level unusable.
+func (l *level) prepare(ctx context.Context, depth []int32) error {
 	w, h := l.w, l.h
 	if depth == nil {
 		depth = chamfer(l.hole, w, h, true)
 	}
 	l.depth = depth
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// Box count of hole pixels over each patch via a summed-area table.
 	sat := make([]int32, (w+1)*(h+1))
 	for y := 0; y < h; y++ {
@@ -212,6 +217,9 @@ func (l *level) prepare(depth []int32) {
 	l.spans = make([][2]int32, h)
 	l.holeSpans = make([][2]int32, h)
 	nTgt := make([]int, h)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			first, last := -1, -1
@@ -259,14 +267,18 @@ func (l *level) prepare(depth []int32) {
 			l.srcs = append(l.srcs, int32(i))
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	l.feat = make([]float32, w*h*l.nf)
-	l.features(false)
+	return l.features(ctx, false)
 }
 
-// features recomputes the distance features, of hole pixels only or of all pixels.
-func (l *level) features(holeOnly bool) {
+// features recomputes the distance features, of hole pixels only or of all pixels,
+// stopping within a few rows once ctx is done.
+func (l *level) features(ctx context.Context, holeOnly bool) error {
 	w, nc, cc, nf := l.w, l.nc, l.cc, l.nf
-	imaging.Bands(l.h, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, l.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			x0, x1 := 0, w
 			if holeOnly {

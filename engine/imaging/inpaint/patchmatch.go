@@ -202,10 +202,11 @@ func (l *level) setLocality(sigma2 float32) {
 	l.locW = locWeight * sigma2
 }
 
-// evalAll recomputes every target's distance for its current source.
-func (l *level) evalAll() {
+// evalAll recomputes every target's distance for its current source, stopping
+// within a few rows once ctx is done.
+func (l *level) evalAll(ctx context.Context) error {
 	w := l.w
-	imaging.Bands(l.h, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, l.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			sp := l.spans[y]
 			for x := int(sp[0]); x < int(sp[1]); x++ {

@@ -85,7 +85,7 @@ func newRegion(ctx context.Context, img *imaging.Image, hole []bool, roi image.R
 	}
 	// Copy the region's pixels, replacing values that are not finite.
 	nc := img.C
-	imaging.Bands(h, func(_, y0, y1 int) {
+	if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			src := img.Row(y + roi.Min.Y)[roi.Min.X*nc : roi.Max.X*nc]
 			dst := l0.lin[y*w*nc : (y+1)*w*nc]
@@ -96,12 +96,16 @@ func newRegion(ctx context.Context, img *imaging.Image, hole []bool, roi image.R
 				dst[i] = v
 			}
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	r.matte(ctx, l0, user, bb, grow)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	l0.prepare(depth)
+	if err := l0.prepare(ctx, depth); err != nil {
+		return nil, err
+	}
 	if len(l0.srcs) < minSources {
 		return nil, fmt.Errorf("%w: only %d intact %dx%d patches around the hole",
 			ErrMaskTooLarge, len(l0.srcs), 2*patchR+1, 2*patchR+1)
@@ -114,7 +118,9 @@ func newRegion(ctx context.Context, img *imaging.Image, hole []bool, roi image.R
 			return nil, err
 		}
 		next := cur.downsample()
-		next.prepare(nil)
+		if err := next.prepare(ctx, nil); err != nil {
+			return nil, err
+		}
 		if len(next.srcs) < minSources {
 			break
 		}
@@ -257,10 +263,16 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 		} else {
 			l.setLocality(r.levels[k+1].sigma2)
 			l.upsampleFrom(r.levels[k+1], seed, k)
-			l.vote()
-			l.features(true)
+			if err := l.vote(ctx); err != nil {
+				return err
+			}
+			if err := l.features(ctx, true); err != nil {
+				return err
+			}
 		}
-		l.evalAll()
+		if err := l.evalAll(ctx); err != nil {
+			return err
+		}
 		sc := r.scheduleFor(k)
 		for it := 0; it < sc.em; it++ {
 			for p := 0; p < sc.passes; p++ {
@@ -268,11 +280,19 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 					return err
 				}
 			}
-			l.weigh()
-			l.vote()
+			if err := l.weigh(ctx); err != nil {
+				return err
+			}
+			if err := l.vote(ctx); err != nil {
+				return err
+			}
 			if it < sc.em-1 {
-				l.features(true)
-				l.evalAll()
+				if err := l.features(ctx, true); err != nil {
+					return err
+				}
+				if err := l.evalAll(ctx); err != nil {
+					return err
+				}
 			}
 		}
 		// Each level costs about as much as the next coarser ones together.

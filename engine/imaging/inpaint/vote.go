@@ -1,6 +1,7 @@
 package inpaint
 
 import (
+	"context"
 	"math"
 	"slices"
 
@@ -29,14 +30,14 @@ var confTable = func() (t [3*confDepth + 1]float32) {
 // vote weight to exp(-d / 2σ²) (Wexler et al.) times its depth confidence: good
 // matches dominate, poor ones still count a little so that no pixel is left without
 // votes.
-func (l *level) weigh() {
+func (l *level) weigh(ctx context.Context) error {
 	l.sigma2 = l.percentile75()
 	inv := float32(0)
 	if l.sigma2 > 0 {
 		inv = 1 / (2 * l.sigma2)
 	}
 	w := l.w
-	imaging.Bands(l.h, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, l.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			sp := l.spans[y]
 			for x := int(sp[0]); x < int(sp[1]); x++ {
@@ -75,15 +76,15 @@ func (l *level) percentile75() float32 {
 
 // vote replaces every hole pixel by the weighted mean of the source pixels the
 // patches covering it point to: colour, and texture too when the level has it. Each
-// pixel gathers its own votes, so bands write disjoint pixels.
-func (l *level) vote() {
+// pixel gathers its own votes, so bands write disjoint pixels. Once ctx is done it
+// stops within a few rows and returns ctx.Err().
+func (l *level) vote(ctx context.Context) error {
 	if l.nc == 3 && !l.hasTex {
-		l.voteRGB()
-		return
+		return l.voteRGB(ctx)
 	}
 	w, h, nc := l.w, l.h, l.nc
 	tex := l.hasTex
-	imaging.Bands(h, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		var acc [6]float32
 		for y := y0; y < y1; y++ {
 			hs := l.holeSpans[y]
@@ -134,10 +135,10 @@ func (l *level) vote() {
 
 // voteRGB is vote for the common case, RGB without texture (the full-resolution
 // level), written out for speed.
-func (l *level) voteRGB() {
+func (l *level) voteRGB(ctx context.Context) error {
 	w, h := l.w, l.h
 	lin, nnf, wts := l.lin, l.nnf, l.wt
-	imaging.Bands(h, func(_, y0, y1 int) {
+	return imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			hs := l.holeSpans[y]
 			dy0, dy1 := max(-l.pr, y-h+1), min(l.pr, y)
