@@ -21,7 +21,7 @@ func toneStep(ctx context.Context, j *Job) error {
 	}
 	tl := ToneLook(look, j.Options.TonecraftLevels, j.Options.TonecraftSharpen)
 	// The working image is the job's alone: rendering over it saves a full-size copy.
-	if _, err := tone.ApplyInPlace(j.Image, tl); err != nil {
+	if _, err := tone.ApplyInPlace(ctx, j.Image, tl); err != nil {
 		return fmt.Errorf("tonecraft %s: %w", j.Options.TonecraftProfile, err)
 	}
 	return nil

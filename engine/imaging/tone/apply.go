@@ -1,6 +1,7 @@
 package tone
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -40,16 +41,17 @@ type Result struct {
 }
 
 // Apply renders look on img and returns a new image of the same size, display-ready
-// linear light in 0..1 (alpha, when present, is copied). img is not modified.
-func Apply(img *imaging.Image, look Look) (*imaging.Image, error) {
-	out, _, err := ApplyResult(img, look)
+// linear light in 0..1 (alpha, when present, is copied). img is not modified. Once
+// ctx is done it stops within a row and returns ctx.Err().
+func Apply(ctx context.Context, img *imaging.Image, look Look) (*imaging.Image, error) {
+	out, _, err := ApplyResult(ctx, img, look)
 	return out, err
 }
 
 // ApplyResult is Apply that also reports the measured levels and sharpening radius.
-func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) {
+func ApplyResult(ctx context.Context, img *imaging.Image, look Look) (*imaging.Image, Result, error) {
 	var out *imaging.Image
-	res, err := render(img, look, func() *imaging.Image {
+	res, err := render(ctx, img, look, func() *imaging.Image {
 		out = imaging.New(img.W(), img.H(), img.C)
 		return out
 	})
@@ -60,21 +62,22 @@ func ApplyResult(img *imaging.Image, look Look) (*imaging.Image, Result, error) 
 }
 
 // ApplyInPlace is ApplyResult writing the result over img, for a caller that has no
-// further use for the input: it saves a full-size image of memory.
-func ApplyInPlace(img *imaging.Image, look Look) (Result, error) {
-	return render(img, look, func() *imaging.Image { return img })
+// further use for the input: it saves a full-size image of memory. A cancel leaves
+// img partly rendered.
+func ApplyInPlace(ctx context.Context, img *imaging.Image, look Look) (Result, error) {
+	return render(ctx, img, look, func() *imaging.Image { return img })
 }
 
 // render checks img and look, then renders into the image dst returns (img itself,
 // or a new one).
-func render(img *imaging.Image, look Look, dst func() *imaging.Image) (Result, error) {
+func render(ctx context.Context, img *imaging.Image, look Look, dst func() *imaging.Image) (Result, error) {
 	if err := checkImage(img); err != nil {
 		return Result{}, err
 	}
 	if err := look.Validate(); err != nil {
 		return Result{}, err
 	}
-	p, err := compile(img, look)
+	p, err := compile(ctx, img, look)
 	if err != nil {
 		return Result{}, err
 	}
@@ -82,7 +85,9 @@ func render(img *imaging.Image, look Look, dst func() *imaging.Image) (Result, e
 	if look.Sharpen {
 		us = newUnsharp(img.W(), img.H())
 	}
-	p.run(img, dst(), us)
+	if err := p.run(ctx, img, dst(), us); err != nil {
+		return Result{}, err
+	}
 	res := Result{LevelsBlack: 0, LevelsWhite: 1}
 	if look.AutoLevels {
 		res.LevelsBlack, res.LevelsWhite = p.levelsLo, p.levelsHi
@@ -111,7 +116,7 @@ func checkImage(img *imaging.Image) error {
 
 // compile turns a look into tables for this image. The analysis copy is made only
 // when the local controls or auto-levels need it.
-func compile(img *imaging.Image, look Look) (*plan, error) {
+func compile(ctx context.Context, img *imaging.Image, look Look) (*plan, error) {
 	wb := whiteBalanceGains(look.Temperature, look.Tint)
 	ev := math.Exp2(look.Exposure)
 	p := &plan{color: newColorOps(look), hasColor: look.hasColor()}
@@ -124,7 +129,9 @@ func compile(img *imaging.Image, look Look) (*plan, error) {
 	}
 	var th *thumb
 	if look.hasLocal() || look.AutoLevels {
-		th = makeThumb(img, p.gains)
+		if th, err = makeThumb(ctx, img, p.gains); err != nil {
+			return nil, err
+		}
 	}
 	if look.hasLocal() {
 		p.base = newBaseLayer(th, img.W(), newGainTable(look.Shadows, look.Highlights))
@@ -187,8 +194,9 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 
 // run is the full-resolution pass: gains, local exposure, tone table, color and
 // clamp, then (with us) the unsharp mask, streamed row by row so that every pixel is
-// read once and written once. dst may be src.
-func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
+// read once and written once. dst may be src. Once ctx is done it stops within a row
+// and returns ctx.Err().
+func (p *plan) run(ctx context.Context, src, dst *imaging.Image, us *unsharp) error {
 	W, H := src.W(), src.H()
 	// In place, the unsharp mask of a band reads up to r rows of its neighbours, which
 	// they overwrite meanwhile: those rows are read from copies made first.
@@ -217,6 +225,9 @@ func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 		}
 		if us == nil {
 			for y := y0; y < y1; y++ {
+				if imaging.Canceled(ctx) {
+					return
+				}
 				row := target(y)
 				p.toneRow(src.Row(y), src.C, y, row, sl)
 				writeRow(dst, src, y, row)
@@ -230,8 +241,9 @@ func (p *plan) run(src, dst *imaging.Image, us *unsharp) {
 			}
 			p.toneRow(src.Row(y), src.C, y, row, sl)
 		}
-		us.band(y0, y1, render, target, func(y int, row []float32) { writeRow(dst, src, y, row) })
+		us.band(ctx, y0, y1, render, target, func(y int, row []float32) { writeRow(dst, src, y, row) })
 	})
+	return ctx.Err()
 }
 
 // toneRow renders row y, whose samples (c per pixel) are in, into buf (3 floats per

@@ -1,6 +1,7 @@
 package tone
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -21,7 +22,7 @@ func BenchmarkApply21MP(b *testing.B) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := Apply(img, benchLook); err != nil {
+		if _, err := Apply(context.Background(), img, benchLook); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +43,7 @@ func BenchmarkApplyInPlace21MP(b *testing.B) {
 		copy(img.Pix, src.Pix)
 		b.StartTimer()
 		c0 := processCPU()
-		if _, err := ApplyInPlace(img, benchLook); err != nil {
+		if _, err := ApplyInPlace(context.Background(), img, benchLook); err != nil {
 			b.Fatal(err)
 		}
 		cpu += processCPU() - c0
@@ -59,7 +60,7 @@ func BenchmarkApply21MPNoSharpen(b *testing.B) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := Apply(img, l); err != nil {
+		if _, err := Apply(context.Background(), img, l); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func BenchmarkStages(b *testing.B) {
 			b.ReportAllocs()
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				Apply(img, c.l)
+				Apply(context.Background(), img, c.l)
 			}
 			cpu.report(b)
 			b.ReportMetric(float64(processCPU()-cpu.start)/float64(b.N)/float64(img.W()*img.H()), "cpu-ns/px")
@@ -103,7 +104,7 @@ func BenchmarkApplyKitchen(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Apply(img, benchLook); err != nil {
+		if _, err := Apply(context.Background(), img, benchLook); err != nil {
 			b.Fatal(err)
 		}
 	}

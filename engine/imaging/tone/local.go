@@ -1,6 +1,7 @@
 package tone
 
 import (
+	"context"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -46,8 +47,9 @@ type thumb struct {
 }
 
 // makeThumb averages k x k blocks of the gained image (partial blocks at the right
-// and bottom edges average what they have).
-func makeThumb(img *imaging.Image, gains [3]float32) *thumb {
+// and bottom edges average what they have). Once ctx is done it stops within a few
+// rows and returns ctx.Err().
+func makeThumb(ctx context.Context, img *imaging.Image, gains [3]float32) (*thumb, error) {
 	W, H := img.W(), img.H()
 	k := 1
 	for max(W, H)/k > thumbSide {
@@ -62,7 +64,7 @@ func makeThumb(img *imaging.Image, gains [3]float32) *thumb {
 	if k >= 4 {
 		step = 2
 	}
-	imaging.Bands(t.h, func(_, ty0, ty1 int) {
+	err := imaging.BandsCtx(ctx, t.h, func(_, ty0, ty1 int) {
 		for ty := ty0; ty < ty1; ty++ {
 			out := t.rgb[ty*t.w*3 : (ty+1)*t.w*3]
 			y0, y1 := ty*k, min((ty+1)*k, H)
@@ -90,7 +92,10 @@ func makeThumb(img *imaging.Image, gains [3]float32) *thumb {
 			}
 		}
 	})
-	return t
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // baseLayer is a bilateral grid of log2 luminance: cells of ss x ss full-resolution

@@ -1,7 +1,10 @@
 package tone
 
 import (
+	"context"
 	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 const (
@@ -54,8 +57,9 @@ func newUnsharp(w, h int) *unsharp {
 // it is there. Rows stream through rings: a row is emitted
 // once the r rows below it are rendered, so nothing of the image is held but 2r+1
 // rows. The band also renders up to r rows on each side of itself (not emitted) for
-// the vertical blur; that is the only work done twice.
-func (u *unsharp) band(y0, y1 int, render func(y int, buf []float32), target func(y int) []float32, emit func(y int, row []float32)) {
+// the vertical blur; that is the only work done twice. It stops within a row once ctx
+// is done.
+func (u *unsharp) band(ctx context.Context, y0, y1 int, render func(y int, buf []float32), target func(y int) []float32, emit func(y int, row []float32)) {
 	W, H, r := u.w, u.h, u.r
 	n := 2*r + 1
 	rgb := make([][]float32, n) // rendered rows, by y mod n
@@ -67,6 +71,9 @@ func (u *unsharp) band(y0, y1 int, render func(y int, buf []float32), target fun
 	vb := make([]float32, W)
 	first, last := max(y0-r, 0), min(y1+r, H)-1
 	for y := first; y <= last+r; y++ {
+		if imaging.Canceled(ctx) {
+			return
+		}
 		if y <= last {
 			i := y % n
 			render(y, rgb[i])

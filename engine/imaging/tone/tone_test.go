@@ -2,6 +2,7 @@ package tone
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"io"
 	"math"
@@ -26,7 +27,7 @@ func windowRoom(t testing.TB) *imaging.Image {
 
 func mustApply(t testing.TB, img *imaging.Image, l Look) *imaging.Image {
 	t.Helper()
-	out, err := Apply(img, l)
+	out, err := Apply(context.Background(), img, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,7 @@ func TestAutoLevelsStretchesPercentiles(t *testing.T) {
 		fog.Pix[i] = imaging.Decode16(uint16(65535 * (0.2 + 0.55*float64(imaging.Encode16(v))/65535)))
 	}
 	l0 := lumaPlane(fog)
-	out, res, err := ApplyResult(fog, Look{AutoLevels: true})
+	out, res, err := ApplyResult(context.Background(), fog, Look{AutoLevels: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func laplacianEnergy(img *imaging.Image) float64 {
 
 func TestSharpenRaisesHighFrequencyEnergy(t *testing.T) {
 	img := kitchen(t)
-	out, res, err := ApplyResult(img, Look{Sharpen: true})
+	out, res, err := ApplyResult(context.Background(), img, Look{Sharpen: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func TestBadInputIsAnError(t *testing.T) {
 		"curve range":     {good, Look{Curve: []Point{{0.5, 1.5}}}},
 		"curve duplicate": {good, Look{Curve: []Point{{0.5, 0.5}, {0.5, 0.6}}}},
 	} {
-		if _, err := Apply(tc.img, tc.look); err == nil {
+		if _, err := Apply(context.Background(), tc.img, tc.look); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -570,7 +571,7 @@ func TestTinyAndOddImages(t *testing.T) {
 		for i := range img.Pix {
 			img.Pix[i] = odd[(i*7)%len(odd)]
 		}
-		out, err := Apply(img, benchLook)
+		out, err := Apply(context.Background(), img, benchLook)
 		if err != nil {
 			t.Fatalf("%v: %v", size, err)
 		}
@@ -624,7 +625,7 @@ func TestApplyInPlaceMatchesApply(t *testing.T) {
 			for _, n := range []int{1, 3, 7} {
 				runtime.GOMAXPROCS(n)
 				got := img.Clone()
-				if _, err := ApplyInPlace(got, look); err != nil {
+				if _, err := ApplyInPlace(context.Background(), got, look); err != nil {
 					t.Fatal(err)
 				}
 				for i := range got.Pix {
