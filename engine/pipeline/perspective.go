@@ -15,7 +15,7 @@ func perspectiveSteps() []Step {
 }
 
 func perspectiveStep(ctx context.Context, j *Job) error {
-	out, res, err := perspective.Correct(j.Image, j.Options.PerspectiveStrength)
+	out, res, err := perspective.Correct(ctx, j.Image, j.Options.PerspectiveStrength)
 	if err != nil {
 		return Wrap(CodeStepFailed, err, "perspective correction")
 	}

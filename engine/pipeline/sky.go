@@ -15,7 +15,7 @@ func skySteps() []Step {
 }
 
 func skyStep(ctx context.Context, j *Job) error {
-	out, res, err := sky.Replace(j.Image, j.Options.SkyStyle)
+	out, res, err := sky.Replace(ctx, j.Image, j.Options.SkyStyle)
 	if err != nil {
 		return Wrap(CodeStepFailed, err, "sky replacement")
 	}

@@ -1,6 +1,7 @@
 package perspective
 
 import (
+	"context"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -13,7 +14,7 @@ func BenchmarkEstimate9MP(b *testing.B) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := Estimate(img); err != nil {
+		if _, err := Estimate(context.Background(), img); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -28,7 +29,7 @@ func BenchmarkCorrect9MP(b *testing.B) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
-		if _, res, err := Correct(img, 1); err != nil || !res.Applied {
+		if _, res, err := Correct(context.Background(), img, 1); err != nil || !res.Applied {
 			b.Fatal(err, res.Reason)
 		}
 	}
@@ -50,7 +51,7 @@ func BenchmarkWarp21MP(b *testing.B) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
-		warpInto(dst, img, inv)
+		warpInto(context.Background(), dst, img, inv)
 	}
 	cpu.report(b)
 }

@@ -7,6 +7,7 @@
 package perspective
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
@@ -92,11 +93,14 @@ const fullFrameDiagonal = 43.2666
 
 // Estimate finds the vertical vanishing direction of img. It returns an error only for
 // unusable input; a photo without enough vertical structure gives a Model with Found
-// false and a Reason.
-func Estimate(img *imaging.Image) (Model, error) { return EstimateWith(img, Options{}) }
+// false and a Reason. It checks ctx between its passes and returns ctx.Err() once it
+// is done.
+func Estimate(ctx context.Context, img *imaging.Image) (Model, error) {
+	return EstimateWith(ctx, img, Options{})
+}
 
 // EstimateWith is Estimate with metadata options.
-func EstimateWith(img *imaging.Image, opt Options) (Model, error) {
+func EstimateWith(ctx context.Context, img *imaging.Image, opt Options) (Model, error) {
 	if err := checkImage(img); err != nil {
 		return Model{}, err
 	}
@@ -111,7 +115,13 @@ func EstimateWith(img *imaging.Image, opt Options) (Model, error) {
 	}
 	m := Model{Width: W, Height: H, Focal: focal, Vertical: [3]float64{0, 1, 0}}
 	gray, gw, gh, factor := grayPlane(img, estimateSide)
+	if err := ctx.Err(); err != nil {
+		return Model{}, err
+	}
 	segs := nearVertical(gray, gw, gh, maxLeanDeg, minSegment(gh))
+	if err := ctx.Err(); err != nil {
+		return Model{}, err
+	}
 	obs := verticalObservations(segs, float64(factor), m.Focal, float64(W)/2, float64(H)/2)
 	m.Segments = len(obs)
 	if len(obs) < minInliers {
@@ -156,7 +166,10 @@ func EstimateWith(img *imaging.Image, opt Options) (Model, error) {
 		long = obs
 	}
 	v := refineLMedS(long, fit.dir)
-	v = remeasure(gray, gw, gh, factor, m, v, long)
+	v = remeasure(ctx, gray, gw, gh, factor, m, v, long)
+	if err := ctx.Err(); err != nil {
+		return Model{}, err
+	}
 	m.Vertical = v
 	m.PitchDeg = math.Asin(-v[2]) * 180 / math.Pi
 	m.RollDeg = math.Atan2(v[0], v[1]) * 180 / math.Pi
@@ -216,26 +229,28 @@ func (m Model) Homography(strength float64) Homography {
 // the source's size and aspect ratio: the warped frame is cropped to its largest
 // inscribed rectangle of that aspect and resampled back. When the photo has too little
 // vertical structure, or needs no correction, img itself is returned with
-// Result.Applied false and the Reason.
-func Correct(img *imaging.Image, strength float64) (*imaging.Image, Result, error) {
-	return CorrectWith(img, strength, Options{})
+// Result.Applied false and the Reason. Once ctx is done it returns ctx.Err() within a
+// pass of the estimate or a row of the warp.
+func Correct(ctx context.Context, img *imaging.Image, strength float64) (*imaging.Image, Result, error) {
+	return CorrectWith(ctx, img, strength, Options{})
 }
 
 // CorrectWith is Correct with metadata options.
-func CorrectWith(img *imaging.Image, strength float64, opt Options) (*imaging.Image, Result, error) {
+func CorrectWith(ctx context.Context, img *imaging.Image, strength float64, opt Options) (*imaging.Image, Result, error) {
 	if !(strength >= 0 && strength <= 1) {
 		return nil, Result{}, fmt.Errorf("perspective: strength %v is outside 0..1", strength)
 	}
-	m, err := EstimateWith(img, opt)
+	m, err := EstimateWith(ctx, img, opt)
 	if err != nil {
 		return nil, Result{}, err
 	}
-	return Apply(img, m, strength)
+	return Apply(ctx, img, m, strength)
 }
 
 // Apply corrects img with an already estimated model (for instance one estimated on
-// another exposure of the same scene, which must have the same size).
-func Apply(img *imaging.Image, m Model, strength float64) (*imaging.Image, Result, error) {
+// another exposure of the same scene, which must have the same size). Once ctx is
+// done it stops within a row of the warp and returns ctx.Err().
+func Apply(ctx context.Context, img *imaging.Image, m Model, strength float64) (*imaging.Image, Result, error) {
 	if err := checkImage(img); err != nil {
 		return nil, Result{}, err
 	}
@@ -276,7 +291,7 @@ func Apply(img *imaging.Image, m Model, strength float64) (*imaging.Image, Resul
 		return nil, Result{}, err
 	}
 	total := toOut.Mul(h)
-	out, err := Warp(img, total, W, H)
+	out, err := Warp(ctx, img, total, W, H)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -307,11 +322,11 @@ func checkImage(img *imaging.Image) error {
 // detections halves the weight of either one's errors in the median (median tilt
 // left: the old house from 0.88 to 0.53 degrees, bedroom 156 from 0.97 to 0.78, the
 // kids' bedroom from 0.29 to 0.28). It costs a second detection on the reduced plane.
-func remeasure(gray []float32, gw, gh, factor int, m Model, v [3]float64, obs []lineObs) [3]float64 {
+func remeasure(ctx context.Context, gray []float32, gw, gh, factor int, m Model, v [3]float64, obs []lineObs) [3]float64 {
 	pm := m
 	pm.Width, pm.Height, pm.Focal, pm.Vertical, pm.Found = gw, gh, m.Focal/float64(factor), v, true
 	src := &imaging.Image{Pix: gray, Stride: gw, C: 1, Rect: image.Rect(0, 0, gw, gh)}
-	out, res, err := Apply(src, pm, 1)
+	out, res, err := Apply(ctx, src, pm, 1)
 	if err != nil || !res.Applied || out.Stride != gw {
 		return v
 	}

@@ -1,6 +1,7 @@
 package perspective
 
 import (
+	"context"
 	"flag"
 	"image"
 	"image/png"
@@ -25,7 +26,7 @@ func TestGoldenCorrections(t *testing.T) {
 		"oldhouse2":  {"brackets", "oldhouse_exterior", "OldHouse2.jpg"},
 	} {
 		img := loadPhoto(t, rel...)
-		out, res, err := Correct(img, 1)
+		out, res, err := Correct(context.Background(), img, 1)
 		if err != nil || !res.Applied {
 			t.Fatalf("%s: %v %q", name, err, res.Reason)
 		}

@@ -1,6 +1,7 @@
 package perspective
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -33,7 +34,7 @@ func TestTiltAgreesWithOpenCV(t *testing.T) {
 		t.Skip("python3 with OpenCV >= 4.5.1 (LSD) not available")
 	}
 	img := loadPhoto(t, "interiors", "houses_162_bedroom.jpg")
-	out, res, err := Correct(img, 1)
+	out, res, err := Correct(context.Background(), img, 1)
 	if err != nil || !res.Applied {
 		t.Fatalf("not corrected: %v %s", err, res.Reason)
 	}

@@ -1,6 +1,7 @@
 package perspective
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestCorrectStraightensVerticals(t *testing.T) {
 			}
 			img := loadPhoto(t, tc.rel...)
 			before, nb := medianTilt(img)
-			out, res, err := Correct(img, 1)
+			out, res, err := Correct(context.Background(), img, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +69,7 @@ func TestCorrectLeavesNoEmptyCorners(t *testing.T) {
 		{"brackets", "oldhouse_exterior", "OldHouse2.jpg"}, // camera tilted up 27 degrees
 	} {
 		img := loadPhoto(t, rel...)
-		out, res, err := Correct(img, 1)
+		out, res, err := Correct(context.Background(), img, 1)
 		if err != nil || !res.Applied {
 			t.Fatalf("%s: applied %v, %q, %v", rel[len(rel)-1], res.Applied, res.Reason, err)
 		}
@@ -87,7 +88,7 @@ func TestCorrectLeavesNoEmptyCorners(t *testing.T) {
 		for i := range white.Pix {
 			white.Pix[i] = 1
 		}
-		cover, err := Warp(white, res.H, out.W(), out.H())
+		cover, err := Warp(context.Background(), white, res.H, out.W(), out.H())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,11 +118,11 @@ func TestWarpThenInverseReturnsTheImage(t *testing.T) {
 		{0.97, 0.03, 12, -0.02, 1.01, -7, 1e-5, -2e-5, 1},
 	}
 	for k, h := range hs {
-		fwd, err := Warp(img, h, W, H)
+		fwd, err := Warp(context.Background(), img, h, W, H)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := InverseWarp(fwd, h, W, H)
+		back, err := InverseWarp(context.Background(), fwd, h, W, H)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,22 +155,22 @@ func TestWarpThenInverseReturnsTheImage(t *testing.T) {
 
 func TestStrengthInterpolates(t *testing.T) {
 	img := loadPhoto(t, "interiors", "houses_156_bedroom.jpg")
-	m, err := Estimate(img)
+	m, err := Estimate(context.Background(), img)
 	if err != nil || !m.Found {
 		t.Fatalf("estimate: %v %q", err, m.Reason)
 	}
-	out0, res0, err := Apply(img, m, 0)
+	out0, res0, err := Apply(context.Background(), img, m, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res0.Applied || out0 != img || res0.H != Identity {
 		t.Errorf("strength 0 must leave the photo alone: applied %v, same image %v", res0.Applied, out0 == img)
 	}
-	half, resHalf, err := Apply(img, m, 0.5)
+	half, resHalf, err := Apply(context.Background(), img, m, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, resFull, err := Apply(img, m, 1)
+	full, resFull, err := Apply(context.Background(), img, m, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,11 +191,11 @@ func TestStrengthInterpolates(t *testing.T) {
 
 func TestCorrectIsDeterministic(t *testing.T) {
 	img := loadPhoto(t, "interiors", "houses_162_bedroom.jpg")
-	a, ra, err := Correct(img, 0.8)
+	a, ra, err := Correct(context.Background(), img, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, rb, err := Correct(img, 0.8)
+	b, rb, err := Correct(context.Background(), img, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestTooLittleVerticalStructure(t *testing.T) {
 			continue
 		}
 		img := loadPhoto(t, rel...)
-		out, res, err := Correct(img, 1)
+		out, res, err := Correct(context.Background(), img, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", rel[len(rel)-1], err)
 		}
@@ -240,17 +241,20 @@ func TestBadInputIsAnError(t *testing.T) {
 	good := imaging.New(64, 48, 3)
 	short := &imaging.Image{Pix: make([]float32, 10), Stride: 64 * 3, C: 3, Rect: good.Rect}
 	for name, fn := range map[string]func() error{
-		"nil":           func() error { _, _, err := Correct(nil, 1); return err },
-		"tiny":          func() error { _, _, err := Correct(small, 1); return err },
-		"short buffer":  func() error { _, err := Estimate(short); return err },
-		"negative":      func() error { _, _, err := Correct(good, -0.1); return err },
-		"above one":     func() error { _, _, err := Correct(good, 1.5); return err },
-		"NaN":           func() error { _, _, err := Correct(good, math.NaN()); return err },
-		"model size":    func() error { _, _, err := Apply(good, Model{Width: 10, Height: 10, Found: true}, 1); return err },
-		"singular warp": func() error { _, err := Warp(good, Homography{}, 10, 10); return err },
-		"empty output":  func() error { _, err := Warp(good, Identity, 0, 10); return err },
+		"nil":          func() error { _, _, err := Correct(context.Background(), nil, 1); return err },
+		"tiny":         func() error { _, _, err := Correct(context.Background(), small, 1); return err },
+		"short buffer": func() error { _, err := Estimate(context.Background(), short); return err },
+		"negative":     func() error { _, _, err := Correct(context.Background(), good, -0.1); return err },
+		"above one":    func() error { _, _, err := Correct(context.Background(), good, 1.5); return err },
+		"NaN":          func() error { _, _, err := Correct(context.Background(), good, math.NaN()); return err },
+		"model size": func() error {
+			_, _, err := Apply(context.Background(), good, Model{Width: 10, Height: 10, Found: true}, 1)
+			return err
+		},
+		"singular warp": func() error { _, err := Warp(context.Background(), good, Homography{}, 10, 10); return err },
+		"empty output":  func() error { _, err := Warp(context.Background(), good, Identity, 0, 10); return err },
 		"infinite entry": func() error {
-			_, err := Warp(good, Homography{1, 0, math.Inf(1), 0, 1, 0, 0, 0, 1}, 10, 10)
+			_, err := Warp(context.Background(), good, Homography{1, 0, math.Inf(1), 0, 1, 0, 0, 0, 1}, 10, 10)
 			return err
 		},
 	} {
@@ -259,7 +263,7 @@ func TestBadInputIsAnError(t *testing.T) {
 		}
 	}
 	// A flat image is valid input with no structure: no error, no warp.
-	out, res, err := Correct(good, 1)
+	out, res, err := Correct(context.Background(), good, 1)
 	if err != nil || res.Applied || out != good {
 		t.Errorf("flat image: err %v, applied %v", err, res.Applied)
 	}
@@ -333,7 +337,7 @@ func TestNonFiniteSamplesDoNotPanic(t *testing.T) {
 		img.Pix[i] = float32(math.NaN())
 		img.Pix[i+1] = float32(math.Inf(1))
 	}
-	out, res, err := Correct(img, 1)
+	out, res, err := Correct(context.Background(), img, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +361,7 @@ func TestFocalLengthShapesProportionsNotVerticals(t *testing.T) {
 	before, _ := medianTilt(img)
 	var hs []Homography
 	for _, f := range []float64{0, 18, 35} {
-		out, res, err := CorrectWith(img, 1, Options{Focal35mm: f})
+		out, res, err := CorrectWith(context.Background(), img, 1, Options{Focal35mm: f})
 		if err != nil || !res.Applied {
 			t.Fatalf("focal %v: %v %q", f, err, res.Reason)
 		}
@@ -386,15 +390,15 @@ func TestWarpChannelCounts(t *testing.T) {
 		rgba.Pix[4*p+3] = 1
 	}
 	h := Homography{0.98, 0.02, 9, -0.015, 1.02, -4, 2e-5, 1e-5, 1}
-	want, err := Warp(src, h, W, H)
+	want, err := Warp(context.Background(), src, h, W, H)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Warp(gray, h, W, H)
+	g, err := Warp(context.Background(), gray, h, W, H)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Warp(rgba, h, W, H)
+	a, err := Warp(context.Background(), rgba, h, W, H)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package perspective
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -10,8 +11,9 @@ import (
 // Warp returns an outW x outH image whose pixel p takes the value of src at H^-1(p):
 // H maps source coordinates to output coordinates. Sampling is bicubic (Catmull-Rom),
 // clamped at zero so linear light stays non-negative; output pixels whose source lies
-// outside src are 0. Rows run in parallel bands.
-func Warp(src *imaging.Image, h Homography, outW, outH int) (*imaging.Image, error) {
+// outside src are 0. Rows run in parallel bands. Once ctx is done it stops within a
+// row and returns ctx.Err().
+func Warp(ctx context.Context, src *imaging.Image, h Homography, outW, outH int) (*imaging.Image, error) {
 	if src == nil || src.W() < 1 || src.H() < 1 || len(src.Pix) < (src.H()-1)*src.Stride+src.W()*src.C {
 		return nil, fmt.Errorf("perspective: warp of an empty image")
 	}
@@ -23,18 +25,21 @@ func Warp(src *imaging.Image, h Homography, outW, outH int) (*imaging.Image, err
 		return nil, fmt.Errorf("perspective: warp: %w", err)
 	}
 	dst := imaging.New(outW, outH, src.C)
-	warpInto(dst, src, inv)
+	warpInto(ctx, dst, src, inv)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return dst, nil
 }
 
 // InverseWarp undoes Warp: it maps an image in output coordinates back to an
 // outW x outH image in source coordinates.
-func InverseWarp(img *imaging.Image, h Homography, outW, outH int) (*imaging.Image, error) {
+func InverseWarp(ctx context.Context, img *imaging.Image, h Homography, outW, outH int) (*imaging.Image, error) {
 	inv, err := h.Inverse()
 	if err != nil {
 		return nil, fmt.Errorf("perspective: inverse warp: %w", err)
 	}
-	return Warp(img, inv, outW, outH)
+	return Warp(ctx, img, inv, outW, outH)
 }
 
 // cubicWeights are the Catmull-Rom weights of the four taps at offsets -1..2 for a
@@ -60,13 +65,17 @@ var cubicTable = func() (t [cubicSteps + 1][4]float32) {
 	return
 }()
 
-// warpInto fills dst by sampling src at inv(p) for each dst pixel center p.
-func warpInto(dst, src *imaging.Image, inv Homography) {
+// warpInto fills dst by sampling src at inv(p) for each dst pixel center p, stopping
+// within a row once ctx is done.
+func warpInto(ctx context.Context, dst, src *imaging.Image, inv Homography) {
 	sw, sh, c := src.W(), src.H(), src.C
 	ow := dst.W()
 	imaging.Bands(dst.H(), func(_, y0, y1 int) {
 		var acc [4]float32
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			row := dst.Row(y)
 			py := float64(y) + 0.5
 			// Numerators and denominator are affine in x: step them along the row.

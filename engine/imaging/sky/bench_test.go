@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -21,7 +22,7 @@ func BenchmarkSegment12MP(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, res, err := Segment(img); err != nil || !res.Found {
+		if _, res, err := Segment(context.Background(), img); err != nil || !res.Found {
 			b.Fatal(err, res.Reason)
 		}
 	}
@@ -32,7 +33,7 @@ func BenchmarkReplace12MP(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, res, err := Replace(img, StyleLowCloud); err != nil || !res.Found {
+		if _, res, err := Replace(context.Background(), img, StyleLowCloud); err != nil || !res.Found {
 			b.Fatal(err, res.Reason)
 		}
 	}
@@ -43,7 +44,7 @@ func BenchmarkReplace1MP(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := Replace(img, StyleHighCloud); err != nil {
+		if _, _, err := Replace(context.Background(), img, StyleHighCloud); err != nil {
 			b.Fatal(err)
 		}
 	}

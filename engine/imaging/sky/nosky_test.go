@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -25,7 +26,7 @@ func TestNoSkyIndoors(t *testing.T) {
 		}
 		img := imagingtest.LoadFile(t, fn)
 		before := slices.Clone(img.Pix)
-		matte, res, err := Segment(img)
+		matte, res, err := Segment(context.Background(), img)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -38,7 +39,7 @@ func TestNoSkyIndoors(t *testing.T) {
 				break
 			}
 		}
-		out, res2, err := Replace(img, StyleHighCloud)
+		out, res2, err := Replace(context.Background(), img, StyleHighCloud)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

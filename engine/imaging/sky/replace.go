@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -21,13 +22,14 @@ const (
 // Replace swaps the sky of a linear RGB(A) image for a synthetic one in the given style
 // (clear, low_cloud, neutral, high_cloud). It returns a new image of the same size and
 // channels. When no sky is found it returns img itself, unmodified, with Result.Found
-// false and the reason.
-func Replace(img *imaging.Image, style string) (*imaging.Image, Result, error) {
+// false and the reason. Once ctx is done it stops within a row of the pass it is in
+// and returns ctx.Err().
+func Replace(ctx context.Context, img *imaging.Image, style string) (*imaging.Image, Result, error) {
 	lk, ok := lookOf(style)
 	if !ok {
 		return nil, Result{}, fmt.Errorf("sky: unknown style %q (want one of %v): %w", style, Styles(), ErrInvalid)
 	}
-	a, err := analyse(img)
+	a, err := analyse(ctx, img)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -39,6 +41,9 @@ func Replace(img *imaging.Image, style string) (*imaging.Image, Result, error) {
 	geo, want, hard := a.skyLayout(sw, sh)
 	oldSky, oldMean := a.oldSky, a.oldMean
 	newSky := renderSky(lk, geo, want)
+	if err := ctx.Err(); err != nil {
+		return nil, Result{}, err
+	}
 	newMean := meanOver(newSky, hard)
 	// Sit the new sky at the photo's exposure, partly: a dull white sky should become
 	// a blue one, not a grey one.
@@ -53,16 +58,22 @@ func Replace(img *imaging.Image, style string) (*imaging.Image, Result, error) {
 	gain := harmonyGain(oldMean, newMean)
 	out := imaging.New(w, h, img.C)
 	sums := make([]float64, imaging.Workers())
-	ctx := compositor{a: a, newSky: newSky, oldSky: oldSky, gain: gain}
-	ctx.prepare(w, h)
+	comp := compositor{a: a, newSky: newSky, oldSky: oldSky, gain: gain}
+	comp.prepare(w, h)
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		sc := newScratch(w)
 		s := 0.0
 		for y := y0; y < y1; y++ {
-			s += ctx.row(y, img.Row(y), out.Row(y), img.C, sc)
+			if imaging.Canceled(ctx) {
+				return
+			}
+			s += comp.row(y, img.Row(y), out.Row(y), img.C, sc)
 		}
 		sums[worker] = s
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, Result{}, err
+	}
 	total := 0.0
 	for _, s := range sums {
 		total += s

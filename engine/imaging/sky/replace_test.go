@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"image"
 	"image/draw"
 	"image/png"
@@ -107,7 +108,7 @@ func TestReplaceExteriors(t *testing.T) {
 	for _, fn := range files {
 		name := filepath.Base(fn)
 		img := imagingtest.LoadFile(t, fn)
-		matte, res, err := Segment(img)
+		matte, res, err := Segment(context.Background(), img)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -117,7 +118,7 @@ func TestReplaceExteriors(t *testing.T) {
 		}
 		row := []*image.NRGBA{thumb(img, sheetCell), thumb(matte, sheetCell)}
 		for _, st := range Styles() {
-			out, r2, err := Replace(img, st)
+			out, r2, err := Replace(context.Background(), img, st)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, st, err)
 			}

@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"image"
 	_ "image/png"
 	"os"
@@ -52,7 +53,7 @@ func TestSegmentIoU(t *testing.T) {
 		if mw != img.W() || mh != img.H() {
 			t.Fatalf("%s: mask %dx%d, image %dx%d", id, mw, mh, img.W(), img.H())
 		}
-		matte, res, err := Segment(img)
+		matte, res, err := Segment(context.Background(), img)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}

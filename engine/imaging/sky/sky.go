@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -51,18 +52,28 @@ func validate(img *imaging.Image) error {
 	return nil
 }
 
-func analyse(img *imaging.Image) (*analysis, error) {
+// analyse finds the sky and builds its matte, checking ctx between its passes.
+func analyse(ctx context.Context, img *imaging.Image) (*analysis, error) {
 	if err := validate(img); err != nil {
 		return nil, err
 	}
 	a := &analysis{img: img}
-	a.guide = shrink(img, matteEdge)
+	var err error
+	if a.guide, err = shrink(ctx, img, matteEdge); err != nil {
+		return nil, err
+	}
 	sw, sh := imaging.FitWithin(a.guide.W(), a.guide.H(), segEdge)
 	work := a.guide
 	if sw != a.guide.W() || sh != a.guide.H() {
 		work = imaging.Resize(a.guide, sw, sh)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	a.label = segmentWork(work)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if a.label.reason != "" {
 		a.result = Result{Reason: a.label.reason}
 		return a, nil
@@ -71,6 +82,9 @@ func analyse(img *imaging.Image) (*analysis, error) {
 	carveThinLines(a.mask, a.guide)
 	a.oldSky, a.oldMean = a.oldSkyColour()
 	keySkyHoles(a.mask, a.guide, a.oldSky)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask)
 	a.result = Result{Found: true}
 	return a, nil
@@ -78,9 +92,10 @@ func analyse(img *imaging.Image) (*analysis, error) {
 
 // Segment finds the sky of a linear RGB(A) image. It returns a one-channel matte of the
 // image's size (1 = sky, soft at the skyline) and what it found. When there is no sky
-// the matte is all zero and Result.Reason says why.
-func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
-	a, err := analyse(img)
+// the matte is all zero and Result.Reason says why. Once ctx is done it returns
+// ctx.Err() within a row of the pass it is in.
+func Segment(ctx context.Context, img *imaging.Image) (*imaging.Image, Result, error) {
+	a, err := analyse(ctx, img)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -93,6 +108,9 @@ func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		s := 0.0
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			dst := matte.Row(y)
 			a.matte.alphaRow(y, img.Row(y), img.C, dst)
 			for _, v := range dst {
@@ -101,6 +119,9 @@ func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
 		}
 		sums[worker] = s
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, Result{}, err
+	}
 	total := 0.0
 	for _, s := range sums {
 		total += s
@@ -112,24 +133,29 @@ func Segment(img *imaging.Image) (*imaging.Image, Result, error) {
 // shrink returns a linear RGB copy of img whose long edge is at most edge, with every
 // sample clamped to 0..1 (NaN and negative values to 0): the analysis works on display
 // values and a stray NaN must not spread through the filters. Large reductions first
-// average whole blocks, which is exact and cheap, then finish with Lanczos.
-func shrink(img *imaging.Image, edge int) *imaging.Image {
+// average whole blocks, which is exact and cheap, then finish with Lanczos. It
+// returns ctx.Err() once ctx is done.
+func shrink(ctx context.Context, img *imaging.Image, edge int) (*imaging.Image, error) {
 	w, h := img.W(), img.H()
 	tw, th := imaging.FitWithin(w, h, edge)
-	src := blockMean(img, max(1, min(w/tw, h/th)))
-	if src.W() == tw && src.H() == th {
-		return src
+	src, err := blockMean(ctx, img, max(1, min(w/tw, h/th)))
+	if err != nil {
+		return nil, err
 	}
-	return imaging.Resize(src, tw, th)
+	if src.W() == tw && src.H() == th {
+		return src, nil
+	}
+	return imaging.Resize(src, tw, th), nil
 }
 
 // blockMean averages k x k blocks of the first three channels, clamping each sample
 // (partial blocks at the right and bottom edges are dropped: at most k-1 pixels).
-func blockMean(src *imaging.Image, k int) *imaging.Image {
+// Once ctx is done it stops within a few rows and returns ctx.Err().
+func blockMean(ctx context.Context, src *imaging.Image, k int) (*imaging.Image, error) {
 	w, h, c := src.W()/k, src.H()/k, src.C
 	out := imaging.New(w, h, 3)
 	inv := 1 / float32(k*k)
-	imaging.Bands(h, func(_, y0, y1 int) {
+	err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			d := out.Row(y)
 			for yy := y * k; yy < y*k+k; yy++ {
@@ -152,7 +178,10 @@ func blockMean(src *imaging.Image, k int) *imaging.Image {
 			}
 		}
 	})
-	return out
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // upsampleMask resamples the hard labelling to w x h with bilinear weights.

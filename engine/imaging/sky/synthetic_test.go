@@ -1,6 +1,7 @@
 package sky
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -38,7 +39,7 @@ var overcastSky = [3]float32{0.78, 0.8, 0.84}
 
 func TestSegmentSyntheticScene(t *testing.T) {
 	img, alpha := scene(480, 320, overcastSky)
-	matte, res, err := Segment(img)
+	matte, res, err := Segment(context.Background(), img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestSegmentSyntheticScene(t *testing.T) {
 // and the new sky; a leftover of the old (white) sky would sit far off that segment.
 func TestReplaceNoHalo(t *testing.T) {
 	img, alpha := scene(480, 320, overcastSky)
-	out, res, err := Replace(img, StyleClear)
+	out, res, err := Replace(context.Background(), img, StyleClear)
 	if err != nil || !res.Found {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -140,11 +141,11 @@ func TestReplaceDeterministicPerStyle(t *testing.T) {
 	img, _ := scene(320, 220, overcastSky)
 	outs := map[string]*imaging.Image{}
 	for _, st := range Styles() {
-		a, _, err := Replace(img, st)
+		a, _, err := Replace(context.Background(), img, st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := Replace(img, st)
+		b, _, err := Replace(context.Background(), img, st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func TestReplaceKeepsAlphaChannel(t *testing.T) {
 		copy(img.Pix[p*4:p*4+3], rgb.Pix[p*3:p*3+3])
 		img.Pix[p*4+3] = float32(p%7) / 6
 	}
-	out, res, err := Replace(img, StyleNeutral)
+	out, res, err := Replace(context.Background(), img, StyleNeutral)
 	if err != nil || !res.Found {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -199,14 +200,14 @@ func TestBadInput(t *testing.T) {
 		"short": short,
 	}
 	for name, img := range cases {
-		if _, _, err := Segment(img); !errors.Is(err, ErrInvalid) {
+		if _, _, err := Segment(context.Background(), img); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Segment(%s): err %v, want ErrInvalid", name, err)
 		}
-		if _, _, err := Replace(img, StyleClear); !errors.Is(err, ErrInvalid) {
+		if _, _, err := Replace(context.Background(), img, StyleClear); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Replace(%s): err %v, want ErrInvalid", name, err)
 		}
 	}
-	if _, _, err := Replace(ok, "sunset"); !errors.Is(err, ErrInvalid) {
+	if _, _, err := Replace(context.Background(), ok, "sunset"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("unknown style: err %v, want ErrInvalid", err)
 	}
 }
@@ -229,7 +230,7 @@ func TestHostilePixels(t *testing.T) {
 			img.Pix[i] = 40
 		}
 	}
-	matte, res, err := Segment(img)
+	matte, res, err := Segment(context.Background(), img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestHostilePixels(t *testing.T) {
 			t.Fatalf("matte value %v outside 0..1", v)
 		}
 	}
-	out, _, err := Replace(img, StyleLowCloud)
+	out, _, err := Replace(context.Background(), img, StyleLowCloud)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestHostilePixels(t *testing.T) {
 		}
 	}
 	black := imaging.New(100, 80, 3)
-	if _, res, err := Replace(black, StyleClear); err != nil || res.Found {
+	if _, res, err := Replace(context.Background(), black, StyleClear); err != nil || res.Found {
 		t.Errorf("black frame: err %v, found %v", err, res.Found)
 	}
 }
