@@ -109,7 +109,7 @@ func lensStep(ctx context.Context, j *Job) error {
 				imgs[n] = j.Frames[i].Image
 			}
 			runtime.GC()
-			outs, err := c.ApplyAll(imgs)
+			outs, err := c.ApplyAll(ctx, imgs)
 			if err != nil {
 				return err
 			}

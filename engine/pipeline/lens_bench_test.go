@@ -112,7 +112,7 @@ func BenchmarkLensStep3x21MP(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.ApplyAll(frames); err != nil {
+		if _, err := c.ApplyAll(context.Background(), frames); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -98,7 +98,7 @@ func TestLensCorrectionStraightensLenses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", l.name, err)
 			}
-			bent, err := sim.Apply(straight)
+			bent, err := sim.Apply(context.Background(), straight)
 			if err != nil {
 				t.Fatal(err)
 			}

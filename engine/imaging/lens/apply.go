@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -10,9 +11,9 @@ import (
 // codes stay 8-bit codes, 16-bit stay 16-bit, float32 stays float32). Each output
 // pixel samples red, green and blue bilinearly, in linear light, at the map's source
 // positions and multiplies them by the vignetting gain there. src must be W×H with 3
-// channels.
-func (c *Correction) Apply(src *imaging.Image) (*imaging.Image, error) {
-	out, err := c.ApplyAll([]*imaging.Image{src})
+// channels. Once ctx is done it stops within a row and returns ctx.Err().
+func (c *Correction) Apply(ctx context.Context, src *imaging.Image) (*imaging.Image, error) {
+	out, err := c.ApplyAll(ctx, []*imaging.Image{src})
 	if err != nil {
 		return nil, err
 	}
@@ -22,8 +23,9 @@ func (c *Correction) Apply(src *imaging.Image) (*imaging.Image, error) {
 // ApplyAll corrects brackets that share the lens in one pass, as Apply does each:
 // every row's map, and for 8-bit codes its sample positions, are worked out once and
 // used for all of them. It holds all the corrected copies at once, so callers pass
-// together only frames whose copies fit beside the originals (8-bit brackets).
-func (c *Correction) ApplyAll(srcs []*imaging.Image) ([]*imaging.Image, error) {
+// together only frames whose copies fit beside the originals (8-bit brackets). Once
+// ctx is done it stops within a row and returns ctx.Err().
+func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*imaging.Image, error) {
 	w, h := c.W, c.H
 	dsts := make([]*imaging.Image, len(srcs))
 	all8 := true
@@ -65,6 +67,9 @@ func (c *Correction) ApplyAll(srcs []*imaging.Image) ([]*imaging.Image, error) {
 		}
 		m, lin, gr, tp, gn := maps[worker], rows[worker], gridRows[worker], taps[worker], gains[worker]
 		for y := y0; y < y1; y++ {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			if all8 {
 				c.place8(y, gr, w, h, tp, gn)
 				for i, src := range srcs {
@@ -87,6 +92,9 @@ func (c *Correction) ApplyAll(srcs []*imaging.Image) ([]*imaging.Image, error) {
 			}
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return dsts, nil
 }
 

@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"context"
 	"image"
 	"testing"
 
@@ -33,7 +34,7 @@ func BenchmarkApply21MP8bit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := c.Apply(src); err != nil {
+		if _, err := c.Apply(context.Background(), src); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +61,7 @@ func BenchmarkApplyAll3x21MP8bit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := c.ApplyAll(srcs); err != nil {
+		if _, err := c.ApplyAll(context.Background(), srcs); err != nil {
 			b.Fatal(err)
 		}
 	}

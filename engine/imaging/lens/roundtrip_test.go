@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"context"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -27,7 +28,7 @@ func TestCorrectionUndoesLens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", l.name, err)
 			}
-			dist, err := sim.Apply(src)
+			dist, err := sim.Apply(context.Background(), src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +36,7 @@ func TestCorrectionUndoesLens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", l.name, err)
 			}
-			fixed, err := c.Apply(dist)
+			fixed, err := c.Apply(context.Background(), dist)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestApplyKeepsStorage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := c.Apply(src)
+	want, err := c.Apply(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestApplyKeepsStorage(t *testing.T) {
 		n16.PutLinearRow(y, src.Row(y))
 	}
 	for _, in := range []*imaging.Image{n8, n16} {
-		got, err := c.Apply(in)
+		got, err := c.Apply(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"context"
 	"flag"
 	"image"
 	"image/color"
@@ -45,7 +46,7 @@ func TestLensContactSheet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", l.name, err)
 		}
-		bent, err := sim.Apply(straight)
+		bent, err := sim.Apply(context.Background(), straight)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func TestLensContactSheet(t *testing.T) {
 			t.Fatalf("%s: %v", l.name, err)
 		}
 		// The pipeline corrects brackets as 8-bit codes: the sheet shows that path.
-		fixed, err := c.Apply(bent.Narrow())
+		fixed, err := c.Apply(context.Background(), bent.Narrow())
 		if err != nil {
 			t.Fatal(err)
 		}
