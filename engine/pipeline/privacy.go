@@ -15,7 +15,7 @@ func privacySteps() []Step {
 }
 
 func privacyStep(ctx context.Context, j *Job) error {
-	dets, err := privacy.Detect(j.Image, privacy.Options{Categories: j.Options.Categories, Threshold: j.Options.Threshold})
+	dets, err := privacy.Detect(ctx, j.Image, privacy.Options{Categories: j.Options.Categories, Threshold: j.Options.Threshold})
 	if err != nil {
 		return Wrap(CodeStepFailed, err, "privacy blur")
 	}

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -102,7 +103,7 @@ func FuzzParseCascade(f *testing.F) {
 		for i := range g.pix {
 			g.pix[i] = uint8(i * 37)
 		}
-		scan(g, []cascadeRun{{c: c}})
+		scan(context.Background(), g, []cascadeRun{{c: c}})
 	})
 }
 

@@ -7,6 +7,7 @@
 package privacy
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
@@ -53,8 +54,9 @@ type Detection struct {
 const scanMaxEdge = 1344
 
 // Detect finds the selected concepts in img (linear light, 1, 3 or 4 channels) and
-// returns the detections at or above the threshold, most confident first.
-func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
+// returns the detections at or above the threshold, most confident first. Once ctx
+// is done it returns ctx.Err() within a pass, or a row of a pyramid level's scan.
+func Detect(ctx context.Context, img *imaging.Image, opt Options) ([]Detection, error) {
 	want, err := concepts(opt.Categories)
 	if err != nil {
 		return nil, err
@@ -82,6 +84,9 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	kf := float64(k)
 	pyr := newPyramid(g, 8, 8)
 
@@ -95,7 +100,10 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 	if pm != nil {
 		runs = append(runs, pm.runs()...)
 	}
-	hits := scanPyramid(pyr, runs)
+	hits := scanPyramid(ctx, pyr, runs)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	var dets []Detection
 	add := func(concept string, box rectF, conf float64) {
@@ -116,11 +124,17 @@ func Detect(img *imaging.Image, opt Options) ([]Detection, error) {
 			add(ConceptFace, c.box, c.conf)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if pm != nil {
 		props := append(rowProposals(g), cascadeProposals(hits[nFace:])...)
 		for _, c := range verifyPlates(img, pyr, kf, props, hits[nFace:]) {
 			add(ConceptPlate, c.box, plateConfidence(c))
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if want[ConceptFrame] {
 		for _, c := range detectFrames(pyr) {

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"context"
 	"errors"
 	"image"
 	"math"
@@ -15,7 +16,7 @@ import (
 
 func detect(t testing.TB, img *imaging.Image, opt Options) []Detection {
 	t.Helper()
-	dets, err := Detect(img, opt)
+	dets, err := Detect(context.Background(), img, opt)
 	if err != nil {
 		var miss *MissingModelError
 		if errors.As(err, &miss) {
@@ -36,17 +37,17 @@ func TestDetectOptions(t *testing.T) {
 		{Threshold: 1.5},
 		{Threshold: math.NaN()},
 	} {
-		if _, err := Detect(img, opt); err == nil {
+		if _, err := Detect(context.Background(), img, opt); err == nil {
 			t.Errorf("%+v accepted", opt)
 		}
 	}
-	if _, err := Detect(nil, defaults()); err == nil {
+	if _, err := Detect(context.Background(), nil, defaults()); err == nil {
 		t.Error("nil image accepted")
 	}
-	if _, err := Detect(&imaging.Image{C: 3, Rect: image.Rect(0, 0, 10, 10)}, defaults()); err == nil {
+	if _, err := Detect(context.Background(), &imaging.Image{C: 3, Rect: image.Rect(0, 0, 10, 10)}, defaults()); err == nil {
 		t.Error("image without pixels accepted")
 	}
-	if _, err := Detect(imaging.New(10, 10, 2), defaults()); err == nil {
+	if _, err := Detect(context.Background(), imaging.New(10, 10, 2), defaults()); err == nil {
 		t.Error("2-channel image accepted")
 	}
 	// Spelling is forgiving about case and spaces; a flat grey image holds nothing.
@@ -403,7 +404,7 @@ func BenchmarkDetect12MP(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Detect(img, defaults()); err != nil {
+		if _, err := Detect(context.Background(), img, defaults()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -415,7 +416,7 @@ func BenchmarkDetectInterior(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Detect(img, defaults()); err != nil {
+		if _, err := Detect(context.Background(), img, defaults()); err != nil {
 			b.Fatal(err)
 		}
 	}

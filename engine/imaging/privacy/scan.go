@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -115,13 +116,14 @@ type scanWorker struct {
 // scan slides every run's cascade over every pyramid level of g and returns the raw
 // hits per run. Levels are handed to GOMAXPROCS workers largest first; each worker keeps
 // its own scratch, so the window loops allocate nothing.
-func scan(g *gray, runs []cascadeRun) [][]rawHit {
-	return scanPyramid(newPyramid(g, 8, 8), runs)
+func scan(ctx context.Context, g *gray, runs []cascadeRun) [][]rawHit {
+	return scanPyramid(ctx, newPyramid(g, 8, 8), runs)
 }
 
 // scanPyramid is scan over a pyramid built by the caller (who also uses it for local
-// verification scans).
-func scanPyramid(pyr *pyramid, runs []cascadeRun) [][]rawHit {
+// verification scans). Once ctx is done the workers stop within a row; the hits are
+// then incomplete and the caller must check ctx.
+func scanPyramid(ctx context.Context, pyr *pyramid, runs []cascadeRun) [][]rawHit {
 	g := pyr.octaves[0]
 	minW, minH := math.MaxInt, math.MaxInt
 	for _, r := range runs {
@@ -150,10 +152,10 @@ func scanPyramid(pyr *pyramid, runs []cascadeRun) [][]rawHit {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(scales) {
+				if i >= len(scales) || imaging.Canceled(ctx) {
 					return
 				}
-				sw.scanLevel(pyr, scales[i], runs)
+				sw.scanLevel(ctx, pyr, scales[i], runs)
 			}
 		}()
 	}
@@ -166,7 +168,7 @@ func scanPyramid(pyr *pyramid, runs []cascadeRun) [][]rawHit {
 	return out
 }
 
-func (sw *scanWorker) scanLevel(pyr *pyramid, s float64, runs []cascadeRun) {
+func (sw *scanWorker) scanLevel(ctx context.Context, pyr *pyramid, s float64, runs []cascadeRun) {
 	active := false
 	tilted := false
 	for _, r := range runs {
@@ -197,6 +199,9 @@ func (sw *scanWorker) scanLevel(pyr *pyramid, s float64, runs []cascadeRun) {
 			eval = p.evalLBP
 		}
 		for y := 0; y+r.c.winH <= sw.img.h; y += step {
+			if imaging.Canceled(ctx) {
+				return
+			}
 			rowBase := int32(y * sw.it.stride)
 			for x := 0; x+r.c.winW <= sw.img.w; x += step {
 				if r.gate != nil && !r.gate.open(float32(x)*fs, float32(y)*fs, ww, wh) {
