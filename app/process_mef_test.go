@@ -92,7 +92,7 @@ func TestProcessMEFSSIMAtLeastAnchors(t *testing.T) {
 				return r.Score
 			}
 			got := score(imagingtest.LoadFile(t, out))
-			fused, err := fuse.Fuse(seq, fuse.DefaultOptions())
+			fused, err := fuse.Fuse(t.Context(), seq, fuse.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

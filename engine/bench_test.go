@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/porchlight/porchlight/core"
@@ -14,7 +15,7 @@ func BenchmarkSubmit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := e.eng.Submit(e.owner, []string{in}, core.Options{Quality: ptr(90)}, ""); err != nil {
+		if _, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Quality: ptr(90)}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -32,7 +33,7 @@ func BenchmarkSubmitBatch100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: scenes}, ""); err != nil {
+		if _, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: scenes}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,7 +49,7 @@ func BenchmarkOrderThroughput(b *testing.B) {
 	b.ResetTimer()
 	ids := make([]string, b.N)
 	for i := range ids {
-		s, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+		s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,10 +19,10 @@ const (
 // core.Conflict, including when completion committed first in a race with the
 // cancel (completion wins). A running step is told through its context; whatever it
 // finishes afterwards is not attached to the order.
-func (e *Engine) Cancel(owner, id string) (core.OrderSummary, error) {
+func (e *Engine) Cancel(ctx context.Context, owner, id string) (core.OrderSummary, error) {
 	var out core.Order
 	var stop bool
-	err := e.commit(context.Background(), func(tx core.OrdersTx, ob *outbox) error {
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
 		r, err := ownedRecord(tx, owner, id)
 		if err != nil {
 			return err
@@ -57,10 +57,10 @@ func (e *Engine) Cancel(owner, id string) (core.OrderSummary, error) {
 // CancelBatch cancels every pending or running scene of owner's batch id in one
 // transaction; settled scenes keep their state, and a scene whose completion
 // committed first keeps its result. Repeating it answers the aggregate again.
-func (e *Engine) CancelBatch(owner, id string) (core.BatchAggregate, error) {
+func (e *Engine) CancelBatch(ctx context.Context, owner, id string) (core.BatchAggregate, error) {
 	var running []string
 	var bid string
-	err := e.commit(context.Background(), func(tx core.OrdersTx, ob *outbox) error {
+	err := e.commit(ctx, func(tx core.OrdersTx, ob *outbox) error {
 		b, err := ownedBatch(tx, owner, id)
 		if err != nil {
 			return err
@@ -93,7 +93,7 @@ func (e *Engine) CancelBatch(owner, id string) (core.BatchAggregate, error) {
 		e.stopRunning(oid)
 	}
 	e.signal()
-	return e.Batch(owner, bid)
+	return e.Batch(ctx, owner, bid)
 }
 
 // stopRunning cancels the context of a running order's steps.

@@ -93,7 +93,7 @@ func kill9(t *testing.T, cmd *exec.Cmd) {
 // at that one.
 func checkOneOutput(t *testing.T, e *env, id string) {
 	t.Helper()
-	rec, err := e.eng.OrderRecord(e.owner, id)
+	rec, err := e.eng.OrderRecord(context.Background(), e.owner, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestCrashRecoveryKill9(t *testing.T) {
 	big := e.upload(e.owner, photoBig...)
 	var ids []string
 	for _, in := range []string{small, small, big, big, small, big} {
-		s, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+		s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ wait:
 
 	e = newEnv(t, dir)
 	for _, id := range ids {
-		rec, err := e.eng.OrderRecord(e.owner, id)
+		rec, err := e.eng.OrderRecord(context.Background(), e.owner, id)
 		if err != nil {
 			t.Fatalf("order %s after the crash: %v", id, err)
 		}
@@ -201,7 +201,7 @@ func TestCrashAfterOutputStoredKill9(t *testing.T) {
 	dir := t.TempDir()
 	e := newEnv(t, dir)
 	in := e.upload(e.owner, photoSmallJPEG...)
-	s, err := e.eng.Submit(e.owner, []string{in}, core.Options{Format: ptr("png")}, "")
+	s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Format: ptr("png")}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestCrashAfterOutputStoredKill9(t *testing.T) {
 	kill9(t, cmd)
 
 	e = newEnv(t, dir)
-	rec, _ := e.eng.OrderRecord(e.owner, s.OrderUUID)
+	rec, _ := e.eng.OrderRecord(context.Background(), e.owner, s.OrderUUID)
 	if rec.Status != core.OrderPending || rec.Attempts != 1 || rec.OutputID != "" {
 		t.Fatalf("after the crash the order is %s, %d attempts, output %q", rec.Status, rec.Attempts, rec.OutputID)
 	}

@@ -249,7 +249,7 @@ func (e *env) wait(owner, id string) core.OrderSummary {
 
 func (e *env) waitFor(owner, id string, ok func(core.OrderSummary) bool, what string) core.OrderSummary {
 	e.t.Helper()
-	s, done := poll(e.t, 90*time.Second, 5*time.Millisecond, func() (core.OrderSummary, error) { return e.eng.Order(owner, id) }, ok)
+	s, done := poll(e.t, 90*time.Second, 5*time.Millisecond, func() (core.OrderSummary, error) { return e.eng.Order(context.Background(), owner, id) }, ok)
 	if !done {
 		e.t.Fatalf("order %s not %s within 90s: status %s stage %q", id, what, s.Status, s.ProgressStage)
 	}
@@ -258,7 +258,7 @@ func (e *env) waitFor(owner, id string, ok func(core.OrderSummary) bool, what st
 
 func (e *env) waitBatch(owner, id string) core.BatchAggregate {
 	e.t.Helper()
-	b, ok := poll(e.t, 120*time.Second, 10*time.Millisecond, func() (core.BatchAggregate, error) { return e.eng.Batch(owner, id) },
+	b, ok := poll(e.t, 120*time.Second, 10*time.Millisecond, func() (core.BatchAggregate, error) { return e.eng.Batch(context.Background(), owner, id) },
 		func(b core.BatchAggregate) bool { return b.Done })
 	if !ok {
 		e.t.Fatalf("batch %s not done within 120s", id)

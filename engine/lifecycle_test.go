@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -42,7 +43,7 @@ func TestOrderCompletesWithOutputAndRecipes(t *testing.T) {
 	feed := collect(e.eng.Events(), events.Filter{Owner: e.owner})
 	e.serve()
 
-	sum, err := e.eng.Submit(e.owner, []string{in}, core.Options{Format: ptr("png")}, "")
+	sum, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Format: ptr("png")}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,10 @@ func TestOrderCompletesWithOutputAndRecipes(t *testing.T) {
 	}
 
 	// Another key sees nothing of it.
-	if _, err := e.eng.Order("someone-else", sum.OrderUUID); kindOf(err) != core.KindNotFound {
+	if _, err := e.eng.Order(context.Background(), "someone-else", sum.OrderUUID); kindOf(err) != core.KindNotFound {
 		t.Errorf("another key's Order: %v, want NotFound", err)
 	}
-	if _, err := e.eng.Cancel("someone-else", sum.OrderUUID); kindOf(err) != core.KindNotFound {
+	if _, err := e.eng.Cancel(context.Background(), "someone-else", sum.OrderUUID); kindOf(err) != core.KindNotFound {
 		t.Errorf("another key's Cancel: %v, want NotFound", err)
 	}
 
@@ -105,7 +106,7 @@ func TestResolutionCapNeverEnlarges(t *testing.T) {
 	e := newEnv(t, "", withPipeline(func(c *pipeline.Config) { c.MaxEdge = 300 }))
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	sum, err := e.eng.Submit(e.owner, []string{in}, core.Options{Quality: ptr(80)}, "")
+	sum, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Quality: ptr(80)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSameInputsSameOutputBytes(t *testing.T) {
 	e.serve()
 	var sums []string
 	for i := 0; i < 2; i++ {
-		s, err := e.eng.Submit(e.owner, []string{in}, core.Options{Format: ptr("webp"), Quality: ptr(70)}, "")
+		s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Format: ptr("webp"), Quality: ptr(70)}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestStepTimingsSurviveRestart(t *testing.T) {
 	e := newEnv(t, dir)
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	s, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	s, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if d := e.wait(e.owner, s.OrderUUID); d.Status != core.OrderCompleted {
 		t.Fatalf("order ended %s", d.Status)
 	}
@@ -175,7 +176,7 @@ func TestMultiInputOrder(t *testing.T) {
 	a := e.upload(e.owner, photoSmallJPEG...)
 	b := e.upload(e.owner, photoSmallJPEG2...)
 	e.serve()
-	s, err := e.eng.Submit(e.owner, []string{a, b}, core.Options{}, "")
+	s, err := e.eng.Submit(context.Background(), e.owner, []string{a, b}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"runtime/debug"
@@ -52,7 +53,7 @@ func (e *Engine) estimate(r *core.Order) (int64, error) {
 
 // MemoryEstimate returns the bytes an order of owner's inputs with opts would be
 // charged against the budget, computed as admission does.
-func (e *Engine) MemoryEstimate(owner string, inputs []string, opts core.Options) (int64, error) {
+func (e *Engine) MemoryEstimate(ctx context.Context, owner string, inputs []string, opts core.Options) (int64, error) {
 	ids, res, err := e.validateScene(owner, inputs, opts, false)
 	if err != nil {
 		return 0, err

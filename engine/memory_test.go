@@ -96,15 +96,15 @@ func TestOrderOverBudgetFailsWithoutRunning(t *testing.T) {
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	inBig := e.upload(e.owner, photoBig...)
 	inSmall := e.upload(e.owner, photoSmallJPEG...)
-	if est, err := e.eng.MemoryEstimate(e.owner, []string{inBig}, opts); err != nil || est != big {
+	if est, err := e.eng.MemoryEstimate(context.Background(), e.owner, []string{inBig}, opts); err != nil || est != big {
 		t.Fatalf("engine estimate %d, %v; the test computed %d", est, err, big)
 	}
 	e.serve()
-	a, err := e.eng.Submit(e.owner, []string{inBig}, opts, "")
+	a, err := e.eng.Submit(context.Background(), e.owner, []string{inBig}, opts, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.eng.Submit(e.owner, []string{inSmall}, opts, "")
+	b, err := e.eng.Submit(context.Background(), e.owner, []string{inSmall}, opts, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestOrderAndExportShareTheBudget(t *testing.T) {
 	mem := e.eng.Memory()
 	e.serve()
 
-	o, err := e.eng.Submit(e.owner, []string{in}, opts, "")
+	o, err := e.eng.Submit(context.Background(), e.owner, []string{in}, opts, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestCancelledWaitingOrderLeavesBudgetBalanced(t *testing.T) {
 	mem := e.eng.Memory()
 	e.serve()
 	submit := func() string {
-		s, err := e.eng.Submit(e.owner, []string{in}, opts, "")
+		s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, opts, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestCancelledWaitingOrderLeavesBudgetBalanced(t *testing.T) {
 	waiting := submit()
 	e.waitFor(e.owner, waiting, func(s core.OrderSummary) bool { return s.ProgressStage == engine.StageWaitingMemory }, "waiting for memory")
 	waitBudget(t, mem, "saw the order wait", func(s membudget.Stats) bool { return s.Waiting == 1 })
-	if _, err := e.eng.Cancel(e.owner, waiting); err != nil {
+	if _, err := e.eng.Cancel(context.Background(), e.owner, waiting); err != nil {
 		t.Fatal(err)
 	}
 	waitBudget(t, mem, "dropped the cancelled claim", func(s membudget.Stats) bool { return s.Waiting == 0 && s.Used == est })
@@ -247,12 +247,12 @@ func TestHugeImageOrderFailsWithinBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := e.waitAsset(e.owner, a.ID)
-	est, err := e.eng.MemoryEstimate(e.owner, []string{in}, core.Options{})
+	est, err := e.eng.MemoryEstimate(context.Background(), e.owner, []string{in}, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.serve()
-	o, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	o, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,12 +294,12 @@ func TestOrderMemoryWithinEstimate(t *testing.T) {
 			for i, p := range c.photos {
 				ins[i] = e.upload(e.owner, p...)
 			}
-			if got, err := e.eng.MemoryEstimate(e.owner, ins, c.opts); err != nil || got != est {
+			if got, err := e.eng.MemoryEstimate(context.Background(), e.owner, ins, c.opts); err != nil || got != est {
 				t.Fatalf("engine estimate %d, %v; the test computed %d", got, err, est)
 			}
 			e.serve()
 			heap, rss := peakGrowth(func() {
-				o, err := e.eng.Submit(e.owner, ins, c.opts, "")
+				o, err := e.eng.Submit(context.Background(), e.owner, ins, c.opts, "")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -39,8 +39,8 @@ func (e *Engine) summaryOf(o core.Order) core.OrderSummary {
 }
 
 // Order returns owner's order id.
-func (e *Engine) Order(owner, id string) (core.OrderSummary, error) {
-	o, err := e.OrderRecord(owner, id)
+func (e *Engine) Order(ctx context.Context, owner, id string) (core.OrderSummary, error) {
+	o, err := e.OrderRecord(ctx, owner, id)
 	if err != nil {
 		return core.OrderSummary{}, err
 	}
@@ -49,9 +49,9 @@ func (e *Engine) Order(owner, id string) (core.OrderSummary, error) {
 
 // OrderRecord returns owner's full order record (options as given and resolved), for
 // the window and the command line.
-func (e *Engine) OrderRecord(owner, id string) (core.Order, error) {
+func (e *Engine) OrderRecord(ctx context.Context, owner, id string) (core.Order, error) {
 	var o core.Order
-	err := e.orders.View(context.Background(), func(tx core.OrdersReader) error {
+	err := e.orders.View(ctx, func(tx core.OrdersReader) error {
 		r, err := ownedRecord(tx, owner, id)
 		if err != nil {
 			return err
@@ -63,9 +63,9 @@ func (e *Engine) OrderRecord(owner, id string) (core.Order, error) {
 }
 
 // Batch returns owner's batch id with its scene summaries.
-func (e *Engine) Batch(owner, id string) (core.BatchAggregate, error) {
+func (e *Engine) Batch(ctx context.Context, owner, id string) (core.BatchAggregate, error) {
 	var agg core.BatchAggregate
-	err := e.orders.View(context.Background(), func(tx core.OrdersReader) error {
+	err := e.orders.View(ctx, func(tx core.OrdersReader) error {
 		b, err := ownedBatch(tx, owner, id)
 		if err != nil {
 			return err
@@ -93,8 +93,8 @@ func (e *Engine) aggregate(tx core.OrdersReader, b *core.Batch) (core.BatchAggre
 }
 
 // Running returns owner's running orders (the account feed's opening snapshot).
-func (e *Engine) Running(owner string) []core.OrderSummary {
-	running, err := e.orders.Running(context.Background())
+func (e *Engine) Running(ctx context.Context, owner string) []core.OrderSummary {
+	running, err := e.orders.Running(ctx)
 	if err != nil {
 		e.log.Error("list running orders", "err", err)
 	}
@@ -109,8 +109,8 @@ func (e *Engine) Running(owner string) []core.OrderSummary {
 
 // Orders returns owner's orders, newest first, at most limit (0: all), for the window
 // and the command line.
-func (e *Engine) Orders(owner string, limit int) ([]core.OrderSummary, error) {
-	recs, err := e.orders.ByOwner(context.Background(), owner)
+func (e *Engine) Orders(ctx context.Context, owner string, limit int) ([]core.OrderSummary, error) {
+	recs, err := e.orders.ByOwner(ctx, owner)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 	e.serve()
 
 	// Measure one run to aim the cancels around completion.
-	probe, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	probe, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	e.waitFor(e.owner, probe.OrderUUID, func(s core.OrderSummary) bool { return s.Status != core.OrderPending }, "started")
 	start := time.Now()
 	if s := e.wait(e.owner, probe.OrderUUID); s.Status != core.OrderCompleted {
@@ -47,7 +48,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, 7))
 			for i := 0; i < iterations/3; i++ {
-				s, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+				s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 				if err != nil {
 					t.Error(err)
 					return
@@ -56,7 +57,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 				// somewhere between its start and a bit past its expected end.
 				e.waitFor(e.owner, s.OrderUUID, func(s core.OrderSummary) bool { return s.Status != core.OrderPending }, "started")
 				time.Sleep(time.Duration(rng.Int64N(int64(span))))
-				ans, err := e.eng.Cancel(e.owner, s.OrderUUID)
+				ans, err := e.eng.Cancel(context.Background(), e.owner, s.OrderUUID)
 				results <- outcome{s.OrderUUID, err, ans}
 			}
 		}(uint64(g))
@@ -83,7 +84,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 	// Let late workers finish, then check the settled states.
 	e.stop()
 	for _, r := range all {
-		s, err := e.eng.Order(e.owner, r.id)
+		s, err := e.eng.Order(context.Background(), e.owner, r.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 			if s.Status != core.OrderCompleted || s.OutputAssetID == "" || outErr != nil {
 				t.Errorf("completion won for %s but the order is %s, output %q (asset: %v)", r.id, s.Status, s.OutputAssetID, outErr)
 			}
-			if _, err := e.eng.Cancel(e.owner, r.id); kindOf(err) != core.KindConflict {
+			if _, err := e.eng.Cancel(context.Background(), e.owner, r.id); kindOf(err) != core.KindConflict {
 				t.Errorf("repeat cancel of completed %s: %v", r.id, err)
 			}
 		}
@@ -146,12 +147,12 @@ func TestBatchCancelRacingCompletion(t *testing.T) {
 		for i := range scenes {
 			scenes[i] = engine.Scene{Inputs: []string{in}}
 		}
-		agg, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: scenes}, "")
+		agg, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: scenes}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(round*40) * time.Millisecond)
-		c, err := e.eng.CancelBatch(e.owner, agg.BatchID)
+		c, err := e.eng.CancelBatch(context.Background(), e.owner, agg.BatchID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func TestMemoryAdmission(t *testing.T) {
 	e.serve()
 	var ids []string
 	for i := 0; i < 3; i++ {
-		s, err := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+		s, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestMemoryAdmission(t *testing.T) {
 	if second.Status != core.OrderPending {
 		t.Fatalf("second order %+v", second)
 	}
-	if third, _ := e.eng.Order(e.owner, ids[2]); third.Status != core.OrderPending || third.ProgressStage != engine.StageQueued {
+	if third, _ := e.eng.Order(context.Background(), e.owner, ids[2]); third.Status != core.OrderPending || third.ProgressStage != engine.StageQueued {
 		t.Fatalf("third order %+v", third)
 	}
 	g.open()

@@ -36,7 +36,7 @@ type BatchRequest struct {
 // key and request within IdempotencyTTL answer the first order again; the same key
 // with a different request is a core.Conflict. Validation errors are core.Invalid
 // naming the field ("inputs[2]", "quality").
-func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error) {
+func (e *Engine) Submit(ctx context.Context, owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error) {
 	if owner == "" {
 		return core.OrderSummary{}, core.Unauthorized("an order needs an owner key")
 	}
@@ -47,12 +47,11 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 	if err != nil {
 		return core.OrderSummary{}, err
 	}
-	ctx := context.Background()
 	if id, ok, err := e.idempotentHit(ctx, owner, idempotencyKey, kindOrder, fp); err != nil || ok {
 		if err != nil {
 			return core.OrderSummary{}, err
 		}
-		return e.Order(owner, id)
+		return e.Order(ctx, owner, id)
 	}
 
 	ins, res, err := e.validateScene(owner, inputs, opts, false)
@@ -84,7 +83,7 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 		return core.OrderSummary{}, wrapInternal(err, "submit order")
 	}
 	if replayID != "" {
-		return e.Order(owner, replayID)
+		return e.Order(ctx, owner, replayID)
 	}
 	e.signal()
 	return e.summaryOf(*r), nil
@@ -93,7 +92,7 @@ func (e *Engine) Submit(owner string, inputs []string, opts core.Options, idempo
 // SubmitBatch validates every scene (each scene's options laid over the batch
 // defaults) and queues them all in one transaction, or nothing: one invalid scene
 // refuses the batch with an error naming it ("scenes[4].quality").
-func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string) (core.BatchAggregate, error) {
+func (e *Engine) SubmitBatch(ctx context.Context, owner string, b BatchRequest, idempotencyKey string) (core.BatchAggregate, error) {
 	if owner == "" {
 		return core.BatchAggregate{}, core.Unauthorized("a batch needs an owner key")
 	}
@@ -104,12 +103,11 @@ func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string
 	if err != nil {
 		return core.BatchAggregate{}, err
 	}
-	ctx := context.Background()
 	if id, ok, err := e.idempotentHit(ctx, owner, idempotencyKey, kindBatch, fp); err != nil || ok {
 		if err != nil {
 			return core.BatchAggregate{}, err
 		}
-		return e.Batch(owner, id)
+		return e.Batch(ctx, owner, id)
 	}
 
 	name := strings.TrimSpace(b.Name)
@@ -174,10 +172,10 @@ func (e *Engine) SubmitBatch(owner string, b BatchRequest, idempotencyKey string
 		return core.BatchAggregate{}, wrapInternal(err, "submit batch")
 	}
 	if replayID != "" {
-		return e.Batch(owner, replayID)
+		return e.Batch(ctx, owner, replayID)
 	}
 	e.signal()
-	return e.Batch(owner, batch.ID)
+	return e.Batch(ctx, owner, batch.ID)
 }
 
 // validateScene checks one order's or scene's inputs and options: 1 to 5 inputs, each

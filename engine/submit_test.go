@@ -27,7 +27,7 @@ func TestSubmitValidation(t *testing.T) {
 	in2 := e.upload(e.owner, photoSmallJPEG2...)
 	foreign := e.upload("key-owner-b", photoPNG...)
 	e.serve()
-	done, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	done, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSubmitValidation(t *testing.T) {
 	}
 	before, _, _ := countOrders(t, e)
 	for _, c := range cases {
-		_, err := e.eng.Submit(e.owner, c.inputs, c.opts, "")
+		_, err := e.eng.Submit(context.Background(), e.owner, c.inputs, c.opts, "")
 		if kindOf(err) != core.KindInvalid || fieldOf(err) != c.field || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("%s: got %v (field %q), want Invalid on %q mentioning %q", c.name, err, fieldOf(err), c.field, c.reason)
 		}
@@ -70,14 +70,14 @@ func TestSubmitValidation(t *testing.T) {
 		t.Fatalf("refused submissions stored %d orders", after-before)
 	}
 	// Upper-case UUIDs are the same asset.
-	if s, err := e.eng.Submit(e.owner, []string{strings.ToUpper(in)}, core.Options{}, ""); err != nil || s.Inputs[0] != in {
+	if s, err := e.eng.Submit(context.Background(), e.owner, []string{strings.ToUpper(in)}, core.Options{}, ""); err != nil || s.Inputs[0] != in {
 		t.Fatalf("upper-case input: %+v, %v", s, err)
 	}
 	// The limits themselves are accepted.
-	if _, err := e.eng.Submit(e.owner, []string{in}, core.Options{Quality: ptr(1), Threshold: ptr(1.0)}, ""); err != nil {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Quality: ptr(1), Threshold: ptr(1.0)}, ""); err != nil {
 		t.Fatalf("quality 1: %v", err)
 	}
-	if _, err := e.eng.Submit(e.owner, []string{in}, core.Options{Quality: ptr(100), PerspectiveStrength: ptr(0.0)}, ""); err != nil {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Quality: ptr(100), PerspectiveStrength: ptr(0.0)}, ""); err != nil {
 		t.Fatalf("quality 100: %v", err)
 	}
 }
@@ -89,28 +89,28 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 
 	// One bad scene refuses everything, naming the scene.
 	o0, b0, q0 := countOrders(t, e)
-	_, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{Name: "x", Scenes: []engine.Scene{
+	_, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Name: "x", Scenes: []engine.Scene{
 		{Inputs: []string{a}}, {Inputs: []string{b}, Options: core.Options{Quality: ptr(0)}},
 	}}, "")
 	if kindOf(err) != core.KindInvalid || fieldOf(err) != "scenes[1].quality" {
 		t.Fatalf("bad scene: %v (field %q), want Invalid on scenes[1].quality", err, fieldOf(err))
 	}
-	_, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: []engine.Scene{
+	_, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: []engine.Scene{
 		{Inputs: []string{a}}, {Inputs: []string{a}}, {Inputs: []string{"nope"}},
 	}}, "")
 	if fieldOf(err) != "scenes[2].inputs[0]" {
 		t.Fatalf("bad scene input: %v (field %q)", err, fieldOf(err))
 	}
-	_, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: []engine.Scene{{Inputs: nil}}}, "")
+	_, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: []engine.Scene{{Inputs: nil}}}, "")
 	if fieldOf(err) != "scenes[0].inputs" {
 		t.Fatalf("scene without inputs: %v (field %q)", err, fieldOf(err))
 	}
-	_, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{Defaults: core.Options{StyleClause: ptr("walnut")},
+	_, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Defaults: core.Options{StyleClause: ptr("walnut")},
 		Scenes: []engine.Scene{{Inputs: []string{a}}}}, "")
 	if fieldOf(err) != "style_clause" {
 		t.Fatalf("style_clause in defaults: %v", err)
 	}
-	_, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: []engine.Scene{
+	_, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: []engine.Scene{
 		{Inputs: []string{a}}, {Inputs: []string{a}, Options: core.Options{StyleClause: ptr("walnut")}},
 	}}, "")
 	if fieldOf(err) != "scenes[1].style_clause" {
@@ -120,10 +120,10 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 	for i := range many {
 		many[i] = engine.Scene{Inputs: []string{a}}
 	}
-	if _, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: many}, ""); fieldOf(err) != "scenes" {
+	if _, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: many}, ""); fieldOf(err) != "scenes" {
 		t.Fatalf("101 scenes: %v", err)
 	}
-	if _, err = e.eng.SubmitBatch(e.owner, engine.BatchRequest{}, ""); fieldOf(err) != "scenes" {
+	if _, err = e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{}, ""); fieldOf(err) != "scenes" {
 		t.Fatalf("no scenes: %v", err)
 	}
 	if o1, b1, q1 := countOrders(t, e); o1 != o0 || b1 != b0 || q1 != q0 {
@@ -131,7 +131,7 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 	}
 
 	// Inheritance: absent fields inherit, explicit values (false included) win.
-	agg, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{
+	agg, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{
 		Name:     " listing 12 ",
 		Defaults: core.Options{Format: ptr("png"), Align: ptr(false), Quality: ptr(70), TonecraftSharpen: ptr(false)},
 		Scenes: []engine.Scene{
@@ -157,7 +157,7 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 		if s.SceneIndex == nil || *s.SceneIndex != i || s.BatchID != agg.BatchID {
 			t.Fatalf("scene %d summary %+v", i, s)
 		}
-		rec, err := e.eng.OrderRecord(e.owner, s.OrderUUID)
+		rec, err := e.eng.OrderRecord(context.Background(), e.owner, s.OrderUUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 		t.Fatalf("final aggregate %+v", fin)
 	}
 	for i, s := range fin.Orders {
-		o, err := e.eng.Order(e.owner, s.OrderUUID)
+		o, err := e.eng.Order(context.Background(), e.owner, s.OrderUUID)
 		if err != nil || o.Status != s.Status || o.OutputAssetID == "" {
 			t.Fatalf("scene %d as an order: %+v, %v", i, o, err)
 		}
@@ -185,10 +185,10 @@ func TestBatchAtomicInheritanceAndCounters(t *testing.T) {
 			t.Errorf("scene %d output is %s, want %s", i, out.Format, want[i].format)
 		}
 	}
-	if _, err := e.eng.Batch("key-owner-b", agg.BatchID); kindOf(err) != core.KindNotFound {
+	if _, err := e.eng.Batch(context.Background(), "key-owner-b", agg.BatchID); kindOf(err) != core.KindNotFound {
 		t.Errorf("another key's Batch: %v", err)
 	}
-	if _, err := e.eng.CancelBatch("key-owner-b", agg.BatchID); kindOf(err) != core.KindNotFound {
+	if _, err := e.eng.CancelBatch(context.Background(), "key-owner-b", agg.BatchID); kindOf(err) != core.KindNotFound {
 		t.Errorf("another key's CancelBatch: %v", err)
 	}
 
@@ -222,7 +222,7 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 	e.pipe.Register(g.step("sky", true))
 	a := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	agg, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{Scenes: []engine.Scene{
+	agg, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: []engine.Scene{
 		{Inputs: []string{a}}, // completes
 		{Inputs: []string{a}, Options: core.Options{Sky: ptr(true)}}, // held running
 		{Inputs: []string{a}}, // pending behind it
@@ -235,7 +235,7 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 	if first.Status != core.OrderCompleted {
 		t.Fatalf("first scene %s", first.Status)
 	}
-	c1, err := e.eng.CancelBatch(e.owner, agg.BatchID)
+	c1, err := e.eng.CancelBatch(context.Background(), e.owner, agg.BatchID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 	if c1.Orders[0].OutputAssetID == "" {
 		t.Fatal("the completed scene lost its result")
 	}
-	c2, err := e.eng.CancelBatch(e.owner, agg.BatchID)
+	c2, err := e.eng.CancelBatch(context.Background(), e.owner, agg.BatchID)
 	if err != nil || c2.Completed != 1 || c2.Failed != 2 || c2.Orders[0].OutputAssetID != c1.Orders[0].OutputAssetID {
 		t.Fatalf("repeated batch cancel: %+v, %v", c2, err)
 	}
@@ -257,7 +257,7 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 	// completed, the cancelled scenes ahead of it had their turn.
 	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
 	defer feed.Close()
-	next, err := e.eng.Submit(e.owner, []string{a}, core.Options{}, "")
+	next, err := e.eng.Submit(context.Background(), e.owner, []string{a}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestBatchCancelKeepsSettledScenes(t *testing.T) {
 			t.Fatalf("a cancelled scene had an event after the batch cancel: %+v", ev.Data)
 		}
 	})
-	if s, _ := e.eng.Order(e.owner, agg.Orders[2].OrderUUID); s.Status != core.OrderCancelled {
+	if s, _ := e.eng.Order(context.Background(), e.owner, agg.Orders[2].OrderUUID); s.Status != core.OrderCancelled {
 		t.Fatalf("pending scene ran after the batch cancel: %s", s.Status)
 	}
 }
@@ -277,11 +277,11 @@ func TestIdempotencyKey(t *testing.T) {
 	b := e.upload(e.owner, photoPNG...)
 	opts := core.Options{Quality: ptr(80)}
 
-	s1, err := e.eng.Submit(e.owner, []string{a}, opts, "key-1")
+	s1, err := e.eng.Submit(context.Background(), e.owner, []string{a}, opts, "key-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := e.eng.Submit(e.owner, []string{a}, core.Options{Quality: ptr(80)}, "key-1")
+	s2, err := e.eng.Submit(context.Background(), e.owner, []string{a}, core.Options{Quality: ptr(80)}, "key-1")
 	if err != nil || s2.OrderUUID != s1.OrderUUID {
 		t.Fatalf("same key and body: %+v, %v; want order %s again", s2, err, s1.OrderUUID)
 	}
@@ -289,15 +289,15 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("%d orders stored, want 1", n)
 	}
 	// Different body, same key: conflict.
-	if _, err := e.eng.Submit(e.owner, []string{a}, core.Options{Quality: ptr(81)}, "key-1"); kindOf(err) != core.KindConflict {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{a}, core.Options{Quality: ptr(81)}, "key-1"); kindOf(err) != core.KindConflict {
 		t.Fatalf("same key, other body: %v, want Conflict", err)
 	}
-	if _, err := e.eng.Submit(e.owner, []string{b}, opts, "key-1"); kindOf(err) != core.KindConflict {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{b}, opts, "key-1"); kindOf(err) != core.KindConflict {
 		t.Fatalf("same key, other inputs: %v, want Conflict", err)
 	}
 	// Keys are per owner.
 	other := e.upload("key-owner-b", photoSmallJPEG...)
-	s3, err := e.eng.Submit("key-owner-b", []string{other}, opts, "key-1")
+	s3, err := e.eng.Submit(context.Background(), "key-owner-b", []string{other}, opts, "key-1")
 	if err != nil || s3.OrderUUID == s1.OrderUUID {
 		t.Fatalf("another owner's same key: %+v, %v", s3, err)
 	}
@@ -305,33 +305,33 @@ func TestIdempotencyKey(t *testing.T) {
 	if err := e.assets.Delete(e.owner, a); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := e.eng.Submit(e.owner, []string{a}, opts, "key-1"); err != nil || s.OrderUUID != s1.OrderUUID {
+	if s, err := e.eng.Submit(context.Background(), e.owner, []string{a}, opts, "key-1"); err != nil || s.OrderUUID != s1.OrderUUID {
 		t.Fatalf("repeat after the input was deleted: %+v, %v", s, err)
 	}
 	// After 24 hours the key is forgotten.
 	e.clock.Advance(24*time.Hour + time.Second)
-	s4, err := e.eng.Submit(e.owner, []string{b}, core.Options{Quality: ptr(81)}, "key-1")
+	s4, err := e.eng.Submit(context.Background(), e.owner, []string{b}, core.Options{Quality: ptr(81)}, "key-1")
 	if err != nil || s4.OrderUUID == s1.OrderUUID {
 		t.Fatalf("key reused after 24h: %+v, %v", s4, err)
 	}
 
 	// Batches too; a batch key cannot replay an order.
 	req := engine.BatchRequest{Name: "n", Scenes: []engine.Scene{{Inputs: []string{b}}}}
-	b1, err := e.eng.SubmitBatch(e.owner, req, "batch-key")
+	b1, err := e.eng.SubmitBatch(context.Background(), e.owner, req, "batch-key")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := e.eng.SubmitBatch(e.owner, req, "batch-key")
+	b2, err := e.eng.SubmitBatch(context.Background(), e.owner, req, "batch-key")
 	if err != nil || b2.BatchID != b1.BatchID {
 		t.Fatalf("batch repeat: %+v, %v", b2, err)
 	}
 	if _, _, nb := countOrders(t, e); nb == 0 {
 		t.Fatal("no queue")
 	}
-	if _, err := e.eng.Submit(e.owner, []string{b}, core.Options{}, "batch-key"); kindOf(err) != core.KindConflict {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{b}, core.Options{}, "batch-key"); kindOf(err) != core.KindConflict {
 		t.Fatalf("order under a batch's key: %v", err)
 	}
-	if _, err := e.eng.Submit(e.owner, []string{b}, core.Options{}, strings.Repeat("k", 300)); kindOf(err) != core.KindInvalid {
+	if _, err := e.eng.Submit(context.Background(), e.owner, []string{b}, core.Options{}, strings.Repeat("k", 300)); kindOf(err) != core.KindInvalid {
 		t.Fatalf("overlong key: %v", err)
 	}
 }
@@ -342,7 +342,7 @@ func TestConcurrentSubmitsWithOneKeyCreateOneOrder(t *testing.T) {
 	ids := make(chan string, 8)
 	for i := 0; i < 8; i++ {
 		go func() {
-			s, err := e.eng.Submit(e.owner, []string{a}, core.Options{}, "race-key")
+			s, err := e.eng.Submit(context.Background(), e.owner, []string{a}, core.Options{}, "race-key")
 			if err != nil {
 				ids <- "error: " + err.Error()
 				return

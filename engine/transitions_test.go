@@ -44,15 +44,15 @@ func TestCancelPendingAndRepeat(t *testing.T) {
 	g := newGate()
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
-	sum, err := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	sum, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, err := e.eng.Cancel(e.owner, sum.OrderUUID)
+	c1, err := e.eng.Cancel(context.Background(), e.owner, sum.OrderUUID)
 	if err != nil || c1.Status != core.OrderCancelled {
 		t.Fatalf("cancel of a pending order: %+v, %v", c1, err)
 	}
-	c2, err := e.eng.Cancel(e.owner, sum.OrderUUID)
+	c2, err := e.eng.Cancel(context.Background(), e.owner, sum.OrderUUID)
 	if err != nil || !reflect.DeepEqual(c1, c2) {
 		t.Fatalf("repeated cancel: %+v, %v; want the same summary %+v", c2, err, c1)
 	}
@@ -62,7 +62,7 @@ func TestCancelPendingAndRepeat(t *testing.T) {
 	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
 	defer feed.Close()
 	e.serve()
-	later, err := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	later, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCancelPendingAndRepeat(t *testing.T) {
 			t.Fatalf("cancelled order had an event after serving: %+v", ev.Data)
 		}
 	})
-	if s, _ := e.eng.Order(e.owner, sum.OrderUUID); s.Status != core.OrderCancelled || s.OutputAssetID != "" {
+	if s, _ := e.eng.Order(context.Background(), e.owner, sum.OrderUUID); s.Status != core.OrderCancelled || s.OutputAssetID != "" {
 		t.Fatalf("cancelled order later shows %+v", s)
 	}
 }
@@ -85,24 +85,24 @@ func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	sum, err := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	sum, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.waitEntered(t)
-	running, _ := e.eng.Order(e.owner, sum.OrderUUID)
+	running, _ := e.eng.Order(context.Background(), e.owner, sum.OrderUUID)
 	if running.Status != core.OrderRunning || running.ETASeconds == nil {
 		t.Fatalf("order at the gate: %+v", running)
 	}
-	if got := e.eng.Running(e.owner); len(got) != 1 || got[0].OrderUUID != sum.OrderUUID {
+	if got := e.eng.Running(context.Background(), e.owner); len(got) != 1 || got[0].OrderUUID != sum.OrderUUID {
 		t.Fatalf("Running() = %+v", got)
 	}
-	if got := e.eng.Running("someone-else"); len(got) != 0 {
+	if got := e.eng.Running(context.Background(), "someone-else"); len(got) != 0 {
 		t.Fatalf("another key's Running() = %+v", got)
 	}
 	feed, _ := e.eng.Events().Subscribe(eventsFor(e.owner), 0)
 	defer feed.Close()
-	c1, err := e.eng.Cancel(e.owner, sum.OrderUUID)
+	c1, err := e.eng.Cancel(context.Background(), e.owner, sum.OrderUUID)
 	if err != nil || c1.Status != core.OrderCancelled {
 		t.Fatalf("cancel running: %+v, %v", c1, err)
 	}
@@ -120,13 +120,13 @@ func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	c2, err := e.eng.Cancel(e.owner, sum.OrderUUID)
+	c2, err := e.eng.Cancel(context.Background(), e.owner, sum.OrderUUID)
 	if err != nil || !reflect.DeepEqual(c1, c2) {
 		t.Fatalf("repeat cancel: %+v, %v", c2, err)
 	}
 	// The only worker takes the next order once it is done with the cancelled one:
 	// when that order has completed, nothing more can happen to the cancelled one.
-	next, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	next, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestCancelRunningStopsStepAndNeverResumes(t *testing.T) {
 	if !cancelledSeen {
 		t.Fatal("no cancelled event")
 	}
-	s, _ := e.eng.Order(e.owner, sum.OrderUUID)
+	s, _ := e.eng.Order(context.Background(), e.owner, sum.OrderUUID)
 	if s.Status != core.OrderCancelled || s.OutputAssetID != "" {
 		t.Fatalf("cancelled order later: %+v", s)
 	}
@@ -173,7 +173,7 @@ func TestWorkerFinishingAfterCancelCannotResurrect(t *testing.T) {
 	in := e.upload(e.owner, photoSmallJPEG...)
 	feed := collect(e.eng.Events(), eventsFor(e.owner))
 	e.serve()
-	sum, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	sum, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestWorkerFinishingAfterCancelCannotResurrect(t *testing.T) {
 	if _, err := e.assets.Get(e.owner, out); err != nil {
 		t.Fatalf("the output should exist while the step holds: %v", err)
 	}
-	if _, err := e.eng.Cancel(e.owner, sum.OrderUUID); err != nil {
+	if _, err := e.eng.Cancel(context.Background(), e.owner, sum.OrderUUID); err != nil {
 		t.Fatal(err)
 	}
 	g.open()
@@ -197,7 +197,7 @@ func TestWorkerFinishingAfterCancelCannotResurrect(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s, _ := e.eng.Order(e.owner, sum.OrderUUID)
+	s, _ := e.eng.Order(context.Background(), e.owner, sum.OrderUUID)
 	if s.Status != core.OrderCancelled || s.OutputAssetID != "" {
 		t.Fatalf("order after the late finish: %+v", s)
 	}
@@ -223,8 +223,8 @@ func TestCancelSettledOrdersConflicts(t *testing.T) {
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
 
-	done, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
-	failed, _ := e.eng.Submit(e.owner, []string{in}, core.Options{GenEdit: ptr("outdoor_staging")}, "") // no model backend configured
+	done, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
+	failed, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{GenEdit: ptr("outdoor_staging")}, "") // no model backend configured
 	d := e.wait(e.owner, done.OrderUUID)
 	f := e.wait(e.owner, failed.OrderUUID)
 	if d.Status != core.OrderCompleted {
@@ -238,11 +238,11 @@ func TestCancelSettledOrdersConflicts(t *testing.T) {
 		t.Fatalf("a failed order has an output: %+v", f)
 	}
 	for _, s := range []core.OrderSummary{d, f} {
-		_, err := e.eng.Cancel(e.owner, s.OrderUUID)
+		_, err := e.eng.Cancel(context.Background(), e.owner, s.OrderUUID)
 		if kindOf(err) != core.KindConflict {
 			t.Fatalf("cancel of a %s order: %v, want Conflict", s.Status, err)
 		}
-		again, _ := e.eng.Order(e.owner, s.OrderUUID)
+		again, _ := e.eng.Order(context.Background(), e.owner, s.OrderUUID)
 		if again.Status != s.Status || again.OutputAssetID != s.OutputAssetID {
 			t.Fatalf("a refused cancel changed the order: %+v", again)
 		}
@@ -259,9 +259,9 @@ func TestExpiryAfterPendingTTL(t *testing.T) {
 	in := e.upload(e.owner, photoSmallJPEG...)
 	sweeps := countSweeps(e.eng)
 	e.serve()
-	busy, _ := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	busy, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	g.waitEntered(t) // the only worker is busy
-	queued, err := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	queued, err := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestExpiryAfterPendingTTL(t *testing.T) {
 	// With the worker busy only the sweeper looks at the queue: let one sweep run
 	// whole at the new time.
 	sweeps.waitWhole(t)
-	if s, _ := e.eng.Order(e.owner, queued.OrderUUID); s.Status != core.OrderPending {
+	if s, _ := e.eng.Order(context.Background(), e.owner, queued.OrderUUID); s.Status != core.OrderPending {
 		t.Fatalf("order expired before its TTL: %+v", s)
 	}
 	e.clock.Advance(2 * time.Minute)
@@ -277,11 +277,11 @@ func TestExpiryAfterPendingTTL(t *testing.T) {
 	if s.Status != core.OrderExpired || s.ErrorCode != engine.CodePendingTimeout {
 		t.Fatalf("overdue pending order: %+v", s)
 	}
-	if _, err := e.eng.Cancel(e.owner, queued.OrderUUID); kindOf(err) != core.KindConflict {
+	if _, err := e.eng.Cancel(context.Background(), e.owner, queued.OrderUUID); kindOf(err) != core.KindConflict {
 		t.Fatalf("cancel of an expired order: %v, want Conflict", err)
 	}
 	// Running orders do not expire.
-	if r, _ := e.eng.Order(e.owner, busy.OrderUUID); r.Status != core.OrderRunning {
+	if r, _ := e.eng.Order(context.Background(), e.owner, busy.OrderUUID); r.Status != core.OrderRunning {
 		t.Fatalf("running order after the TTL: %+v", r)
 	}
 	g.open()
@@ -296,15 +296,15 @@ func TestExpiryWhenInputDeletedBeforeStart(t *testing.T) {
 	gone := e.upload(e.owner, photoSmallJPEG2...)
 	later := e.upload(e.owner, photoPNG...)
 	// Not serving: both stay pending.
-	viaHook, _ := e.eng.Submit(e.owner, []string{gone}, core.Options{}, "")
-	viaDispatch, _ := e.eng.Submit(e.owner, []string{later}, core.Options{}, "")
-	other, _ := e.eng.Submit(e.owner, []string{keep}, core.Options{}, "")
+	viaHook, _ := e.eng.Submit(context.Background(), e.owner, []string{gone}, core.Options{}, "")
+	viaDispatch, _ := e.eng.Submit(context.Background(), e.owner, []string{later}, core.Options{}, "")
+	other, _ := e.eng.Submit(context.Background(), e.owner, []string{keep}, core.Options{}, "")
 
 	// Deleting through the asset store reaches the engine through OnDelete.
 	if err := e.assets.Delete(e.owner, gone); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := e.eng.Order(e.owner, viaHook.OrderUUID); s.Status != core.OrderExpired || s.ErrorCode != engine.CodeInputDeleted {
+	if s, _ := e.eng.Order(context.Background(), e.owner, viaHook.OrderUUID); s.Status != core.OrderExpired || s.ErrorCode != engine.CodeInputDeleted {
 		t.Fatalf("order whose input was deleted: %+v", s)
 	}
 	// Without the hook, the dispatcher finds the missing input when the order's turn comes.
@@ -343,8 +343,8 @@ func TestStepPanicFailsOnlyItsOrder(t *testing.T) {
 	}})
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	bad, _ := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
-	good, _ := e.eng.Submit(e.owner, []string{in}, core.Options{}, "")
+	bad, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	good, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{}, "")
 	b := e.wait(e.owner, bad.OrderUUID)
 	if b.Status != core.OrderFailed || b.ErrorCode != pipeline.CodeInternal || !strings.Contains(b.Error, "sky replacement") {
 		t.Fatalf("panicking order: %+v", b)
@@ -365,7 +365,7 @@ func TestUnreadableInputFailsOnlyItsScene(t *testing.T) {
 	}
 	corruptBlob(t, e.dir, a.SHA256)
 	e.serve()
-	agg, err := e.eng.SubmitBatch(e.owner, engine.BatchRequest{Name: "mixed", Scenes: []engine.Scene{
+	agg, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Name: "mixed", Scenes: []engine.Scene{
 		{Inputs: []string{good}}, {Inputs: []string{bad}}, {Inputs: []string{good}},
 	}}, "")
 	if err != nil {
@@ -401,10 +401,10 @@ func TestShutdownRequeuesRunningOrderWithoutCountingAttempt(t *testing.T) {
 	e.pipe.Register(g.step(pipeline.StepSky, true))
 	in := e.upload(e.owner, photoSmallJPEG...)
 	e.serve()
-	sum, _ := e.eng.Submit(e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
+	sum, _ := e.eng.Submit(context.Background(), e.owner, []string{in}, core.Options{Sky: ptr(true)}, "")
 	g.waitEntered(t)
 	e.stop()
-	rec, err := e.eng.OrderRecord(e.owner, sum.OrderUUID)
+	rec, err := e.eng.OrderRecord(context.Background(), e.owner, sum.OrderUUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestShutdownRequeuesRunningOrderWithoutCountingAttempt(t *testing.T) {
 	if s := e.wait(e.owner, sum.OrderUUID); s.Status != core.OrderCompleted {
 		t.Fatalf("requeued order ended %s: %s", s.Status, s.Error)
 	}
-	rec, _ = e.eng.OrderRecord(e.owner, sum.OrderUUID)
+	rec, _ = e.eng.OrderRecord(context.Background(), e.owner, sum.OrderUUID)
 	if rec.Attempts != 1 {
 		t.Fatalf("attempts %d after one full run, want 1", rec.Attempts)
 	}

@@ -22,7 +22,7 @@ func (s *Server) submitBatch(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	agg, err := s.deps.Engine.SubmitBatch(Owner(r), req, r.Header.Get(HeaderIdempotencyKey))
+	agg, err := s.deps.Engine.SubmitBatch(r.Context(), Owner(r), req, r.Header.Get(HeaderIdempotencyKey))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -30,7 +30,7 @@ func (s *Server) submitBatch(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) batch(r *http.Request) (int, any, error) {
-	agg, err := s.deps.Engine.Batch(Owner(r), PathVar(r, "id"))
+	agg, err := s.deps.Engine.Batch(r.Context(), Owner(r), PathVar(r, "id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -38,7 +38,7 @@ func (s *Server) batch(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) cancelBatch(r *http.Request) (int, any, error) {
-	agg, err := s.deps.Engine.CancelBatch(Owner(r), PathVar(r, "id"))
+	agg, err := s.deps.Engine.CancelBatch(r.Context(), Owner(r), PathVar(r, "id"))
 	if err != nil {
 		return 0, nil, err
 	}

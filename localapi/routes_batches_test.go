@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"strings"
 	"testing"
@@ -121,7 +122,7 @@ func TestBatchIsValidatedAsAWhole(t *testing.T) {
 	} {
 		f.want(f.do("POST", "/v1/batches", f.key, c.body), 400, c.mentions...)
 	}
-	if list, _ := f.eng.Orders(f.keyID, 0); len(list) != 0 {
+	if list, _ := f.eng.Orders(context.Background(), f.keyID, 0); len(list) != 0 {
 		t.Fatalf("refused batches created %d orders", len(list))
 	}
 	// The asset of the valid scene still works.

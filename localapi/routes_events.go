@@ -66,7 +66,7 @@ func (s *Server) orderEvents(w http.ResponseWriter, r *http.Request) {
 	s.serveStream(w, r, streamSpec{
 		filter: events.Filter{Owner: owner, OrderID: id},
 		snapshot: func() ([]frame, bool, error) {
-			sum, err := eng.Order(owner, id)
+			sum, err := eng.Order(r.Context(), owner, id)
 			if err != nil {
 				return nil, false, err
 			}
@@ -85,7 +85,7 @@ func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
 	s.serveStream(w, r, streamSpec{
 		filter: events.Filter{Owner: owner, BatchID: id},
 		snapshot: func() ([]frame, bool, error) {
-			agg, err := eng.Batch(owner, id)
+			agg, err := eng.Batch(r.Context(), owner, id)
 			if err != nil {
 				return nil, false, err
 			}
@@ -109,7 +109,7 @@ func (s *Server) accountEvents(w http.ResponseWriter, r *http.Request) {
 	s.serveStream(w, r, streamSpec{
 		filter: events.Filter{Owner: owner},
 		snapshot: func() ([]frame, bool, error) {
-			running := eng.Running(owner)
+			running := eng.Running(r.Context(), owner)
 			out := make([]frame, len(running))
 			for i, sum := range running {
 				out[i] = frame{typ: core.EventOrder, msg: sum}

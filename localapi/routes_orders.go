@@ -40,7 +40,7 @@ func (s *Server) submitOrder(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	sum, err := s.deps.Engine.Submit(Owner(r), inputs, opts, r.Header.Get(HeaderIdempotencyKey))
+	sum, err := s.deps.Engine.Submit(r.Context(), Owner(r), inputs, opts, r.Header.Get(HeaderIdempotencyKey))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Server) submitOrder(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) order(r *http.Request) (int, any, error) {
-	sum, err := s.deps.Engine.Order(Owner(r), PathVar(r, "id"))
+	sum, err := s.deps.Engine.Order(r.Context(), Owner(r), PathVar(r, "id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Server) order(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) cancelOrder(r *http.Request) (int, any, error) {
-	sum, err := s.deps.Engine.Cancel(Owner(r), PathVar(r, "id"))
+	sum, err := s.deps.Engine.Cancel(r.Context(), Owner(r), PathVar(r, "id"))
 	if err != nil {
 		return 0, nil, err
 	}

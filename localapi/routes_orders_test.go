@@ -168,7 +168,7 @@ func TestOrderValidationThroughTheAPI(t *testing.T) {
 	f.want(f.do("POST", "/v1/orders", f.key, []byte(`{"inputs":["`+in+`"]}`)), 415)
 	f.want(f.do("POST", "/v1/orders", f.key, map[string]any{"inputs": []string{in}},
 		withHeader(HeaderIdempotencyKey, strings.Repeat("k", 256))), 400, HeaderIdempotencyKey)
-	if list, _ := f.eng.Orders(f.keyID, 0); len(list) != 0 {
+	if list, _ := f.eng.Orders(context.Background(), f.keyID, 0); len(list) != 0 {
 		t.Errorf("refused submissions created %d orders", len(list))
 	}
 	// The limits themselves are accepted.
@@ -240,7 +240,7 @@ func TestIdempotencyKeyThroughTheAPI(t *testing.T) {
 	if o.data()["orderId"] == id {
 		t.Error("two keys share an idempotent order")
 	}
-	if list, _ := f.eng.Orders(f.keyID, 0); len(list) != 1 {
+	if list, _ := f.eng.Orders(context.Background(), f.keyID, 0); len(list) != 1 {
 		t.Errorf("%d orders for the key, want 1", len(list))
 	}
 	f.waitOrder(f.key, id)

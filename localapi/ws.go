@@ -185,7 +185,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	sub, _ := bus.Subscribe(events.Filter{Owner: owner}, 0)
 	defer sub.Close()
 	mark := bus.LastID()
-	running := eng.Running(owner)
+	running := eng.Running(r.Context(), owner)
 
 	conn, err := s.upgrader().Upgrade(w, r, nil)
 	if err != nil {

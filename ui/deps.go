@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"io"
 
 	"github.com/porchlight/porchlight/app/hotfolder"
@@ -12,13 +13,13 @@ import (
 
 // Engine is what the window needs of the order engine; *engine.Engine implements it.
 type Engine interface {
-	Submit(owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
-	SubmitBatch(owner string, b engine.BatchRequest, idempotencyKey string) (core.BatchAggregate, error)
-	Order(owner, id string) (core.OrderSummary, error)
-	OrderRecord(owner, id string) (core.Order, error)
-	Cancel(owner, id string) (core.OrderSummary, error)
-	Batch(owner, id string) (core.BatchAggregate, error)
-	CancelBatch(owner, id string) (core.BatchAggregate, error)
+	Submit(ctx context.Context, owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
+	SubmitBatch(ctx context.Context, owner string, b engine.BatchRequest, idempotencyKey string) (core.BatchAggregate, error)
+	Order(ctx context.Context, owner, id string) (core.OrderSummary, error)
+	OrderRecord(ctx context.Context, owner, id string) (core.Order, error)
+	Cancel(ctx context.Context, owner, id string) (core.OrderSummary, error)
+	Batch(ctx context.Context, owner, id string) (core.BatchAggregate, error)
+	CancelBatch(ctx context.Context, owner, id string) (core.BatchAggregate, error)
 	Events() *events.Bus
 }
 

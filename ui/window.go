@@ -500,7 +500,7 @@ func (w *Window) updateSceneForm() {
 	w.sceneHeader.SetText(s.Name + verb)
 	text := "Not submitted."
 	if s.OrderID != "" {
-		if rec, err := w.deps.Engine.OrderRecord(w.owner, s.OrderID); err == nil {
+		if rec, err := w.deps.Engine.OrderRecord(w.ctx, w.owner, s.OrderID); err == nil {
 			text = strings.Join(resolvedLines(rec.Resolved, len(rec.Inputs)), "\n")
 		} else {
 			text = err.Error()

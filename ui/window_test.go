@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -136,7 +137,7 @@ func TestProcessShootToCompletion(t *testing.T) {
 		if s.Summary.Recipes["develop"] == "" {
 			t.Errorf("%s: recipes %v", s.Name, s.Summary.Recipes)
 		}
-		rec, err := h.sys.engine.OrderRecord(h.w.owner, s.OrderID)
+		rec, err := h.sys.engine.OrderRecord(context.Background(), h.w.owner, s.OrderID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +289,7 @@ func TestCancelSceneAndBatch(t *testing.T) {
 	if cancelled < 2 {
 		t.Fatalf("only %d scenes were cancelled", cancelled)
 	}
-	agg, err := h.sys.engine.Batch(h.w.owner, batch)
+	agg, err := h.sys.engine.Batch(context.Background(), h.w.owner, batch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,7 +357,7 @@ func (w *Window) submitRun(ctx context.Context, r *run, defaults core.Options, s
 	}
 	if single && len(ready) == 1 {
 		s := ready[0]
-		sum, err := w.deps.Engine.Submit(w.owner, inputs(s), catalog.Merge(defaults, s.Overrides), "")
+		sum, err := w.deps.Engine.Submit(w.ctx, w.owner, inputs(s), catalog.Merge(defaults, s.Overrides), "")
 		if err != nil {
 			w.shoot.Reopen(s.ID, describe(err).Message)
 			return fmt.Errorf("%s was not submitted: %s", s.Name, describe(err).Message)
@@ -374,7 +374,7 @@ func (w *Window) submitRun(ctx context.Context, r *run, defaults core.Options, s
 		for _, s := range chunk {
 			req.Scenes = append(req.Scenes, engine.Scene{Inputs: inputs(s), Options: cloneOptions(s.Overrides)})
 		}
-		agg, err := w.deps.Engine.SubmitBatch(w.owner, req, "")
+		agg, err := w.deps.Engine.SubmitBatch(w.ctx, w.owner, req, "")
 		if err != nil {
 			// The batch was refused as a whole: everything not yet sent goes back to
 			// draft, and the scene the error names says why.
@@ -427,7 +427,7 @@ func (w *Window) recordSubmitted(id int, sum core.OrderSummary) {
 	delete(w.cancelWanted, id)
 	w.cancelMu.Unlock()
 	if wanted {
-		if s, err := w.deps.Engine.Cancel(w.owner, sum.OrderUUID); err == nil {
+		if s, err := w.deps.Engine.Cancel(w.ctx, w.owner, sum.OrderUUID); err == nil {
 			w.shoot.Update(s)
 		}
 	}
@@ -524,7 +524,7 @@ func (w *Window) resync() {
 		if s.Phase != PhaseSubmitted || s.Summary.Status.Terminal() {
 			continue
 		}
-		if sum, err := w.deps.Engine.Order(w.owner, s.OrderID); err == nil {
+		if sum, err := w.deps.Engine.Order(w.ctx, w.owner, s.OrderID); err == nil {
 			w.apply(sum)
 		}
 	}
@@ -657,7 +657,7 @@ func (w *Window) cancelScene(id int) {
 	w.busy.Add(1)
 	go func() {
 		defer w.busy.Done()
-		sum, err := w.deps.Engine.Cancel(w.owner, s.OrderID)
+		sum, err := w.deps.Engine.Cancel(w.ctx, w.owner, s.OrderID)
 		if err != nil {
 			w.do(func() {
 				if core.KindOf(err) == core.KindConflict {
@@ -704,7 +704,7 @@ func (w *Window) cancelAll() {
 		defer w.busy.Done()
 		var errs []error
 		for _, b := range batches {
-			agg, err := w.deps.Engine.CancelBatch(w.owner, b)
+			agg, err := w.deps.Engine.CancelBatch(w.ctx, w.owner, b)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -714,7 +714,7 @@ func (w *Window) cancelAll() {
 			}
 		}
 		for _, id := range singles {
-			sum, err := w.deps.Engine.Cancel(w.owner, id)
+			sum, err := w.deps.Engine.Cancel(w.ctx, w.owner, id)
 			if err != nil && core.KindOf(err) != core.KindConflict {
 				errs = append(errs, err)
 				continue

@@ -3,6 +3,7 @@ package hotfolder
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -164,7 +165,7 @@ func TestKill9DuringDropThenRestart(t *testing.T) {
 	if got := filesIn(t, c.Input); !slices.Equal(got, wantDone) {
 		t.Fatalf("input folder:\n got %v\nwant %v", got, wantDone)
 	}
-	orders, err := e.engine.Orders(e.svc.Owner(), 0)
+	orders, err := e.engine.Orders(context.Background(), e.svc.Owner(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

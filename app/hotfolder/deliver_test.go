@@ -2,6 +2,7 @@ package hotfolder
 
 import (
 	"bytes"
+	"context"
 	"image/jpeg"
 	"image/png"
 	"os"
@@ -57,7 +58,7 @@ func TestDeliversSceneWithSidecarAndMovesOriginal(t *testing.T) {
 		t.Fatalf("sidecar: %+v", sc)
 	}
 	// The order belongs to the hotfolders key, so the window lists it.
-	o, err := e.engine.Order(svc.Owner(), sc.OrderID)
+	o, err := e.engine.Order(context.Background(), svc.Owner(), sc.OrderID)
 	if err != nil || o.Status != core.OrderCompleted {
 		t.Fatalf("order %s of the owner key: %+v, %v", sc.OrderID, o, err)
 	}
@@ -139,8 +140,8 @@ func TestTwoFoldersWithDifferentRecipes(t *testing.T) {
 		t.Fatal("the two folders share an order")
 	}
 	// Each order ran with its folder's options.
-	ow, _ := e.engine.OrderRecord(e.svc.Owner(), scWeb.OrderID)
-	op, _ := e.engine.OrderRecord(e.svc.Owner(), scPrint.OrderID)
+	ow, _ := e.engine.OrderRecord(context.Background(), e.svc.Owner(), scWeb.OrderID)
+	op, _ := e.engine.OrderRecord(context.Background(), e.svc.Owner(), scPrint.OrderID)
 	if ow.Resolved.Quality != 70 || ow.Resolved.Format != "jpeg" || op.Resolved.Format != "png" {
 		t.Fatalf("resolved options: web %+v, print %+v", ow.Resolved, op.Resolved)
 	}

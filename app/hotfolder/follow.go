@@ -114,7 +114,7 @@ func (f *follower) run(ctx context.Context) {
 		case ev, ok := <-sub.C():
 			if !ok {
 				// Dropped (or the bus closed): poll everything, then listen again.
-				f.pollOrders(false)
+				f.pollOrders(ctx, false)
 				sub, _ = bus.Subscribe(filter, 0)
 				continue
 			}
@@ -123,9 +123,9 @@ func (f *follower) run(ctx context.Context) {
 			}
 		case <-fast.C:
 			f.pollAssets()
-			f.pollOrders(true)
+			f.pollOrders(ctx, true)
 		case <-slow.C:
-			f.pollOrders(false)
+			f.pollOrders(ctx, false)
 		}
 	}
 }
@@ -143,7 +143,7 @@ func (f *follower) settled(orderID string) {
 
 // pollOrders asks the engine about the tracked orders (only those tracked since the
 // last poll when freshOnly).
-func (f *follower) pollOrders(freshOnly bool) {
+func (f *follower) pollOrders(ctx context.Context, freshOnly bool) {
 	f.mu.Lock()
 	ids := map[string]string{} // order -> owner
 	for id, w := range f.orders {
@@ -154,7 +154,7 @@ func (f *follower) pollOrders(freshOnly bool) {
 	clear(f.fresh)
 	f.mu.Unlock()
 	for id, owner := range ids {
-		s, err := f.svc.deps.Engine.Order(owner, id)
+		s, err := f.svc.deps.Engine.Order(ctx, owner, id)
 		if err != nil || s.Status.Terminal() {
 			// An error (the order is gone) is for the scene's worker to report.
 			f.settled(id)

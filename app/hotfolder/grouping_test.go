@@ -2,6 +2,7 @@ package hotfolder
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -133,7 +134,7 @@ func TestBurstOf200FilesFormsScenes(t *testing.T) {
 			t.Fatalf("scene %d failed for another reason: %+v", i, sc)
 		}
 	}
-	orders, err := e.engine.Orders(e.svc.Owner(), 0)
+	orders, err := e.engine.Orders(context.Background(), e.svc.Owner(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

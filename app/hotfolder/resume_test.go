@@ -1,6 +1,7 @@
 package hotfolder
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -77,14 +78,14 @@ func TestResubmissionAfterLostJournalWriteGetsSameOrder(t *testing.T) {
 	if err := j.RecordProgress(s); err != nil {
 		t.Fatal(err)
 	}
-	lost, err := e.engine.Submit(owner, s.Assets, s.Options, idempotencyKey(c.Name, s))
+	lost, err := e.engine.Submit(context.Background(), owner, s.Assets, s.Options, idempotencyKey(c.Name, s))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	e.start(c)
 	waitFor(t, 60*time.Second, "the scene", func() bool { return e.settledCount("studio") == 1 })
-	orders, _ := e.engine.Orders(owner, 0)
+	orders, _ := e.engine.Orders(context.Background(), owner, 0)
 	if len(orders) != 1 || orders[0].OrderUUID != lost.OrderUUID {
 		t.Fatalf("orders after the resubmission: %+v (the lost one was %s)", orders, lost.OrderUUID)
 	}
@@ -108,14 +109,14 @@ func TestResumeWritesResultsOfOrdersFinishedWhileDown(t *testing.T) {
 		got, _ := e.assets.Get(owner, a.ID)
 		return got.Status == core.AssetReady
 	})
-	o, err := e.engine.Submit(owner, []string{a.ID}, s.Options, idempotencyKey(c.Name, s))
+	o, err := e.engine.Submit(context.Background(), owner, []string{a.ID}, s.Options, idempotencyKey(c.Name, s))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Assets, s.Stage, s.OrderID = []string{a.ID}, journal.StageSubmitted, o.OrderUUID
 	j.RecordProgress(s)
 	waitFor(t, 30*time.Second, "the order", func() bool {
-		got, _ := e.engine.Order(owner, o.OrderUUID)
+		got, _ := e.engine.Order(context.Background(), owner, o.OrderUUID)
 		return got.Status == core.OrderCompleted
 	})
 	// A second file was seen whole (journaled) but not grouped before the stop.

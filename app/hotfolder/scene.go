@@ -45,9 +45,9 @@ func (f *folder) advance(ctx context.Context, it item) {
 		case journal.StageGrouped:
 			err = f.upload(it, s)
 		case journal.StageUploaded:
-			err = f.submit(it, s)
+			err = f.submit(ctx, it, s)
 		case journal.StageSubmitted:
-			err = f.await(it, s)
+			err = f.await(ctx, it, s)
 		case journal.StageFinished:
 			err = f.deliver(s)
 		default:
@@ -58,6 +58,8 @@ func (f *folder) advance(ctx context.Context, it item) {
 			continue
 		case errors.Is(err, errWait):
 			return
+		case ctx.Err() != nil:
+			return // stopping: the stage is repeated at the next start
 		case errors.Is(err, errDissolved):
 			f.svc.follow.releaseUpload(it)
 			return
@@ -184,7 +186,7 @@ func (f *folder) dissolve(s *journal.Scene, why string) error {
 // submit waits for the scene's assets to be ingested and submits its order. The
 // Idempotency-Key comes from the scene and its files' content, and the assets are
 // journaled, so a submission repeated after a crash answers the same order.
-func (f *folder) submit(it item, s *journal.Scene) error {
+func (f *folder) submit(ctx context.Context, it item, s *journal.Scene) error {
 	var failed []string
 	for i, id := range s.Assets {
 		a, err := f.svc.deps.Assets.Get(s.Owner, id)
@@ -208,7 +210,7 @@ func (f *folder) submit(it item, s *journal.Scene) error {
 	if len(failed) > 0 {
 		return f.fail(s, "input_unreadable", strings.Join(failed, "; "))
 	}
-	o, err := f.svc.deps.Engine.Submit(s.Owner, s.Assets, s.Options, idempotencyKey(f.cfg.Name, s))
+	o, err := f.svc.deps.Engine.Submit(ctx, s.Owner, s.Assets, s.Options, idempotencyKey(f.cfg.Name, s))
 	if err != nil {
 		if k := core.KindOf(err); k != core.KindInternal {
 			return f.fail(s, "order_refused", err.Error())
@@ -235,8 +237,8 @@ func idempotencyKey(folder string, s *journal.Scene) string {
 }
 
 // await checks the scene's order and records its outcome once it settled.
-func (f *folder) await(it item, s *journal.Scene) error {
-	o, err := f.svc.deps.Engine.Order(s.Owner, s.OrderID)
+func (f *folder) await(ctx context.Context, it item, s *journal.Scene) error {
+	o, err := f.svc.deps.Engine.Order(ctx, s.Owner, s.OrderID)
 	if err != nil {
 		if core.KindOf(err) == core.KindNotFound {
 			return f.fail(s, "order_missing", fmt.Sprintf("order %s no longer exists", s.OrderID))

@@ -76,8 +76,8 @@ const OwnerKeyName = keys.OwnerHotfolders
 
 // Engine is what the hot folders need of the order engine (*engine.Engine).
 type Engine interface {
-	Submit(owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
-	Order(owner, id string) (core.OrderSummary, error)
+	Submit(ctx context.Context, owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
+	Order(ctx context.Context, owner, id string) (core.OrderSummary, error)
 	Events() *events.Bus
 }
 
