@@ -56,9 +56,9 @@ func migrate(tx *bolt.Tx, ms []migration) error {
 
 func migrateInitial(tx *bolt.Tx) error {
 	for _, name := range [][]byte{
-		bucketKeys, bucketKeyHashes, bucketKeySecrets, BucketAssets, BucketAssetExports,
-		BucketIngest, BucketBlobRefs, bucketOrders, bucketBatches, bucketOwnerOrders,
-		bucketIdempotency, BucketHotfolderJournal,
+		bucketKeys, bucketKeyHashes, bucketKeySecrets, bucketAssets, bucketAssetExports,
+		bucketIngest, bucketBlobRefs, bucketOrders, bucketBatches, bucketOwnerOrders,
+		bucketIdempotency, bucketHotfolderJournal,
 	} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err

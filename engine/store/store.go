@@ -30,10 +30,11 @@
 //	ingest/                    assets/store: seq (NextSequence, BE) -> asset uuid: confirmed uploads
 //	                           waiting for ingest
 //	blob_refs/                 assets/store: sha256 hex -> uint64 BE count of assets that reference the blob
-//	hotfolder_journal/         app/hotfolder/store: file identity -> journal entry JSON
+//	hotfolder_journal/         app/hotfolder/store: files, scenes, holes, counters and pause marks of
+//	                           each folder (the keys are documented there)
 //
 // The owners of assets/ and hotfolder_journal/ reach their buckets through the
-// embedded bolt database of DB; their names are exported here until they move.
+// embedded bolt database of DB, and document their contents in their own packages.
 //
 // Rules every store keeps: a job moves between queue buckets in one transaction
 // together with its record; on start every entry of queue/running goes back to
@@ -72,13 +73,14 @@ var (
 	keyInstallSecret = []byte("install_secret")
 )
 
-// Buckets of the other stores of this file, created by its migrations.
+// Buckets of the other stores of this file (assets/store, app/hotfolder/store own
+// their names and contents); the migrations that created them name them here.
 var (
-	BucketAssets           = []byte("assets")
-	BucketAssetExports     = []byte("asset_exports")
-	BucketIngest           = []byte("ingest")
-	BucketBlobRefs         = []byte("blob_refs")
-	BucketHotfolderJournal = []byte("hotfolder_journal")
+	bucketAssets           = []byte("assets")
+	bucketAssetExports     = []byte("asset_exports")
+	bucketIngest           = []byte("ingest")
+	bucketBlobRefs         = []byte("blob_refs")
+	bucketHotfolderJournal = []byte("hotfolder_journal")
 )
 
 // Roles of the internal owners in key_owners/: the front doors that own work

@@ -25,7 +25,7 @@ func TestOpenCreatesTreeAndVersion(t *testing.T) {
 		if v := schemaVersion(tx); v != Latest() {
 			t.Errorf("schema version %d, want %d", v, Latest())
 		}
-		for _, b := range [][]byte{bucketKeys, BucketAssets, bucketOrders, bucketBatches, BucketIngest, BucketHotfolderJournal} {
+		for _, b := range [][]byte{bucketKeys, bucketAssets, bucketOrders, bucketBatches, bucketIngest, bucketHotfolderJournal} {
 			if tx.Bucket(b) == nil {
 				t.Errorf("bucket %s missing", b)
 			}
