@@ -8,6 +8,10 @@
 // Values above 1 are allowed in intermediate HDR data. Images that are only read
 // until a merge can be held narrow, as 8- or 16-bit sRGB codes (see Narrow); frame-size
 // buffers ask for transparent huge pages (see MakePixels).
+//
+// Long-running entry points take a context.Context first and stop within a fraction
+// of a second of a cancel, returning ctx.Err(): their loops ask Canceled every row or
+// so, or run their bands through BandsCtx, which cuts them into short pieces.
 package imaging
 
 import (

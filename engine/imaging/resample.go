@@ -1,6 +1,7 @@
 package imaging
 
 import (
+	"context"
 	"image"
 	"math"
 )
@@ -81,12 +82,19 @@ func newKernel(srcN, dstN int) kernel {
 // gamma-correct. Alpha (4 channels) is handled premultiplied so transparent pixels do
 // not bleed colour. Negative ringing is clamped to 0. Rows are split across workers.
 func Resize(src *Image, w, h int) *Image {
+	out, _ := ResizeCtx(context.Background(), src, w, h) // never done: no error
+	return out
+}
+
+// ResizeCtx is Resize for a caller that may cancel it: once ctx is done it stops
+// within a few rows and returns ctx.Err().
+func ResizeCtx(ctx context.Context, src *Image, w, h int) (*Image, error) {
 	sw, sh, c := src.W(), src.H(), src.C
 	if w <= 0 || h <= 0 || sw == 0 || sh == 0 {
-		return New(max(w, 0), max(h, 0), c)
+		return New(max(w, 0), max(h, 0), c), nil
 	}
 	if w == sw && h == sh {
-		return src.Clone()
+		return src.Clone(), nil
 	}
 	if c == 4 {
 		src = premultiplied(src)
@@ -99,19 +107,27 @@ func Resize(src *Image, w, h int) *Image {
 	final := c != 4 // the last pass clamps negative ringing; alpha images clamp on unpremultiply
 	if hFirst {
 		tmp := New(w, sh, c)
-		resizeH(src, tmp, kx, false)
+		if err := resizeH(ctx, src, tmp, kx, false); err != nil {
+			return nil, err
+		}
 		out = New(w, h, c)
-		resizeV(tmp, out, ky, final)
+		if err := resizeV(ctx, tmp, out, ky, final); err != nil {
+			return nil, err
+		}
 	} else {
 		tmp := New(sw, h, c)
-		resizeV(src, tmp, ky, false)
+		if err := resizeV(ctx, src, tmp, ky, false); err != nil {
+			return nil, err
+		}
 		out = New(w, h, c)
-		resizeH(tmp, out, kx, final)
+		if err := resizeH(ctx, tmp, out, kx, final); err != nil {
+			return nil, err
+		}
 	}
 	if c == 4 {
 		unpremultiply(out)
 	}
-	return out
+	return out, nil
 }
 
 // ResizeFunc resamples a w×h image with c channels to dw×dh like Resize, but reads the
@@ -142,7 +158,7 @@ func ResizeFunc(w, h, c, dw, dh int, row func(y int, buf []float32)) *Image {
 		}
 	})
 	out := New(dw, dh, c)
-	resizeV(tmp, out, ky, c != 4)
+	_ = resizeV(context.Background(), tmp, out, ky, c != 4) // never done: no error
 	if c == 4 {
 		unpremultiply(out)
 	}
@@ -150,9 +166,10 @@ func ResizeFunc(w, h, c, dw, dh int, row func(y int, buf []float32)) *Image {
 }
 
 // resizeH resamples every row of src into dst's width. clampNeg zeroes negative
-// results (ringing below black) on the final pass.
-func resizeH(src, dst *Image, k kernel, clampNeg bool) {
-	Bands(src.H(), func(_, y0, y1 int) {
+// results (ringing below black) on the final pass. Once ctx is done it stops within a
+// few rows and returns ctx.Err().
+func resizeH(ctx context.Context, src, dst *Image, k kernel, clampNeg bool) error {
+	return BandsCtx(ctx, src.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			resizeRow(src.Row(y), dst.Row(y), k, src.C, clampNeg)
 		}
@@ -223,10 +240,11 @@ func resizeRow(in, out []float32, k kernel, c int, clampNeg bool) {
 
 // resizeV resamples columns: each output row is a weighted sum of whole source rows,
 // which streams through memory in order. Taps are taken four at a time so each output
-// sample is loaded and stored once per four source rows.
-func resizeV(src, dst *Image, k kernel, clampNeg bool) {
+// sample is loaded and stored once per four source rows. Once ctx is done it stops
+// within a few rows and returns ctx.Err().
+func resizeV(ctx context.Context, src, dst *Image, k kernel, clampNeg bool) error {
 	taps := k.taps
-	Bands(dst.H(), func(_, y0, y1 int) {
+	return BandsCtx(ctx, dst.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			out := dst.Row(y)
 			n := len(out)

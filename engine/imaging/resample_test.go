@@ -2,12 +2,15 @@ package imaging
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"image/png"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -179,5 +182,25 @@ func TestResizeFuncMatchesResize(t *testing.T) {
 				t.Fatalf("%d channels: sample %d = %v, Resize gives %v", c, i, got.Pix[i], want.Pix[i])
 			}
 		}
+	}
+}
+
+// ResizeCtx gives Resize's pixels, and the context's error once it is done.
+func TestResizeCtx(t *testing.T) {
+	src := New(300, 200, 3)
+	for i := range src.Pix {
+		src.Pix[i] = float32(i%97) / 97
+	}
+	got, err := ResizeCtx(context.Background(), src, 120, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Resize(src, 120, 80); !slices.Equal(got.Pix, want.Pix) {
+		t.Fatal("ResizeCtx differs from Resize")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if out, err := ResizeCtx(ctx, src, 120, 80); !errors.Is(err, context.Canceled) || out != nil {
+		t.Fatalf("a cancelled context: %v", err)
 	}
 }

@@ -152,7 +152,11 @@ func capStep(cfg Config) func(ctx context.Context, j *Job) error {
 		if nw == w && nh == h {
 			return nil
 		}
-		j.Image = imaging.Resize(j.Image, nw, nh)
+		out, err := imaging.ResizeCtx(ctx, j.Image, nw, nh)
+		if err != nil {
+			return err
+		}
+		j.Image = out
 		j.Note(fmt.Sprintf("resolution cap: %dx%d reduced to %dx%d (longest edge %d)", w, h, nw, nh, cfg.MaxEdge))
 		return nil
 	}

@@ -185,7 +185,11 @@ func Fuse(ctx context.Context, imgs []*imaging.Image, opt Options) (*imaging.Ima
 	}
 	opt.progress(0.6)
 	if s == 1 {
-		return decodeRGB(base), nil
+		out := decodeRGB(base)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	return restoreDetail(ctx, sortedImgs, sortedLows, dw, base, s)
 }

@@ -2,6 +2,7 @@ package fuse_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"image/png"
 	"math"
@@ -173,5 +174,38 @@ func TestFuseGolden(t *testing.T) {
 	diff /= float64(len(want.Pix))
 	if s < 0.995 || diff > 1 {
 		t.Errorf("differs from golden: SSIM %.4f, mean difference %.2f codes (rerun with -update if intended)", s, diff)
+	}
+}
+
+// A cancel stops the fusion in whichever phase it reaches: each progress report in
+// turn cancels a run, and every such run returns the context's error and no image,
+// at the working size and with the detail restored from a reduced one.
+func TestFuseStopsOnCancel(t *testing.T) {
+	seq := loadHouse(t)
+	for _, maxWork := range []int{0, 60_000} {
+		opt := fuse.DefaultOptions()
+		opt.MaxWorkPixels = maxWork
+		reports := 0
+		opt.Progress = func(float64) { reports++ }
+		if _, err := fuse.Fuse(context.Background(), seq, opt); err != nil {
+			t.Fatal(err)
+		}
+		if reports < 2 {
+			t.Fatalf("max work %d: %d progress reports", maxWork, reports)
+		}
+		for k := 1; k <= reports; k++ {
+			ctx, cancel := context.WithCancel(context.Background())
+			n := 0
+			opt.Progress = func(float64) {
+				if n++; n == k {
+					cancel()
+				}
+			}
+			out, err := fuse.Fuse(ctx, seq, opt)
+			cancel()
+			if !errors.Is(err, context.Canceled) || out != nil {
+				t.Fatalf("max work %d, cancelled at report %d: %v, image %v", maxWork, k, err, out != nil)
+			}
+		}
 	}
 }

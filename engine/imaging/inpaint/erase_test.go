@@ -337,3 +337,38 @@ func FuzzErase(f *testing.F) {
 		}
 	})
 }
+
+// A cancel stops the fill in whichever phase it reaches: each progress report in
+// turn cancels a run, and every such run returns the context's error and no image.
+func TestEraseStopsOnCancel(t *testing.T) {
+	img := wallPhoto(t)
+	mask := holeShapes(img.W(), img.H(), 0.05, 2, 9)
+	in := blank(img, mask)
+	reports := 0
+	opt := Options{Seed: 1, Progress: func(float64) { reports++ }}
+	if _, err := Erase(context.Background(), in, mask, opt); err != nil {
+		t.Fatal(err)
+	}
+	if reports < 3 {
+		t.Fatalf("%d progress reports", reports)
+	}
+	for k := 1; k <= reports; k++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		n := 0
+		opt.Progress = func(float64) {
+			if n++; n == k {
+				cancel()
+			}
+		}
+		out, err := Erase(ctx, in, mask, opt)
+		cancel()
+		if !errors.Is(err, context.Canceled) || out != nil {
+			t.Fatalf("cancelled at report %d: %v, image %v", k, err, out != nil)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Erase(ctx, in, mask, Options{Seed: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled context: %v", err)
+	}
+}
