@@ -131,31 +131,19 @@ func (f *Folder) Restore() (State, error) {
 			return err
 		}
 		c := b.Cursor()
-		fp := filePrefix(f.name)
-		for k, v := c.Seek(fp); k != nil && bytes.HasPrefix(k, fp); k, v = c.Next() {
-			var e FileEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode journal file entry %q: %w", k[len(fp):], err)
-			}
-			st.Files[string(k[len(fp):])] = &e
+		if err := decodeEach(c, filePrefix(f.name), "file entry", func(rel string, e *FileEntry) { st.Files[rel] = e }); err != nil {
+			return err
 		}
-		hp := holePrefix(f.name)
-		for k, v := c.Seek(hp); k != nil && bytes.HasPrefix(k, hp); k, v = c.Next() {
-			var h Hole
-			if err := json.Unmarshal(v, &h); err != nil {
-				return fmt.Errorf("decode journal hole %q: %w", k[len(hp):], err)
-			}
-			st.Holes[string(k[len(hp):])] = &h
+		if err := decodeEach(c, holePrefix(f.name), "hole", func(rel string, h *Hole) { st.Holes[rel] = h }); err != nil {
+			return err
 		}
-		sp := scenePrefix(f.name)
-		for k, v := c.Seek(sp); k != nil && bytes.HasPrefix(k, sp); k, v = c.Next() {
-			var s Scene
-			if err := json.Unmarshal(v, &s); err != nil {
-				return fmt.Errorf("decode journal scene %q: %w", k[len(sp):], err)
-			}
+		err = decodeEach(c, scenePrefix(f.name), "scene", func(_ string, s *Scene) {
 			if s.Stage != StageDone {
-				st.Active[s.ID] = &s
+				st.Active[s.ID] = s
 			}
+		})
+		if err != nil {
+			return err
 		}
 		if st.Counters, err = f.getCounters(b); err != nil {
 			return fmt.Errorf("decode journal counters: %w", err)
@@ -167,6 +155,20 @@ func (f *Folder) Restore() (State, error) {
 		return State{}, fmt.Errorf("hot folder %s: read journal: %w", f.name, err)
 	}
 	return st, nil
+}
+
+// decodeEach decodes every value under prefix as a T and hands it to put with the
+// rest of its key. Each value is decoded into a new T, so nothing refers to the
+// transaction's memory afterwards.
+func decodeEach[T any](c *bolt.Cursor, prefix []byte, what string, put func(rest string, v *T)) error {
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		t := new(T)
+		if err := json.Unmarshal(v, t); err != nil {
+			return fmt.Errorf("decode journal %s %q: %w", what, k[len(prefix):], err)
+		}
+		put(string(k[len(prefix):]), t)
+	}
+	return nil
 }
 
 // update runs fn in one write transaction on the bucket.
