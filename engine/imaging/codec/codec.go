@@ -54,6 +54,7 @@ type Meta struct {
 	ISO              float64
 	ExposureBias     float64 // EV
 	FocalLength      float64 // mm
+	FlashFired       bool    // EXIF Flash says the flash fired
 
 	HasGPS              bool
 	Latitude, Longitude float64 // signed decimal degrees, when HasGPS

@@ -26,6 +26,7 @@ const (
 	tagDateTimeOriginal = 0x9003
 	tagOffsetTimeOrig   = 0x9011
 	tagExposureBias     = 0x9204
+	tagFlash            = 0x9209
 	tagFocalLength      = 0x920A
 	tagSubSecTimeOrig   = 0x9291
 	tagColorSpace       = 0xA001
@@ -134,6 +135,13 @@ func exifSubIFD(t *tiffFile, d ifd, m *Meta) {
 	if e, ok := get(tagFocalLength); ok {
 		if v, ok := t.float(e); ok && v > 0 {
 			m.FocalLength = v
+		}
+	}
+	// Flash: bit 0 says whether the flash fired (the other bits are its mode and
+	// return light).
+	if e, ok := get(tagFlash); ok {
+		if v, ok := t.uint(e); ok {
+			m.FlashFired = v&1 != 0
 		}
 	}
 	if e, ok := get(tagLensModel); ok {
