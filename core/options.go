@@ -30,6 +30,7 @@ type Options struct {
 	Mask                *string  `json:"mask,omitempty"`
 	ColorCorrection     *bool    `json:"color_correction,omitempty"`
 	LensCorrection      *bool    `json:"lens_correction,omitempty"`
+	Flambient           *bool    `json:"flambient,omitempty"`
 }
 
 // Resolved are order options after defaults and presets were applied: every value is
@@ -60,4 +61,5 @@ type Resolved struct {
 	Mask                string   `json:"mask,omitempty"`
 	ColorCorrection     bool     `json:"color_correction"`
 	LensCorrection      bool     `json:"lens_correction"`
+	Flambient           bool     `json:"flambient"`
 }

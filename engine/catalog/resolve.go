@@ -42,6 +42,10 @@ func Merge(base, scene core.Options) core.Options {
 //   - color_correction and lens_correction, when not given, follow tonecraft
 //     (ResolveScene also turns them on for brackets to merge); an explicit value
 //     wins, false included;
+//   - flambient, when not given, is on: "on when the scene has a flash frame",
+//     and whether one has is known only once the inputs are decoded (EXIF Flash),
+//     so the pipeline blends a flash frame when this is on and a frame's flash
+//     fired; an explicit false merges a flash frame like any bracket;
 //   - categories omitted or empty become the three default concepts;
 //   - indoor staging follows the spec's rules 1 to 5: the staging_preset's values
 //     first, then explicit staging_style, style_clause, floor_finish and wall_color;
@@ -99,6 +103,9 @@ func Resolve(o core.Options, inBatch bool) (core.Resolved, error) {
 	}
 	if o.LensCorrection == nil {
 		r.LensCorrection = r.Tonecraft
+	}
+	if o.Flambient == nil {
+		r.Flambient = true
 	}
 
 	if len(r.Categories) == 0 {

@@ -36,7 +36,7 @@ func TestResolveDefaults(t *testing.T) {
 		Align: true, Format: "jpeg", Quality: 92, SkyStyle: "high_cloud",
 		Categories: []string{"human face", "license plate", "photo or frame"}, Threshold: 0.3,
 		GenQuality: "balanced", StagingStyle: "contemporary", RoomType: "auto",
-		FloorFinish: "keep", WallColor: "keep",
+		FloorFinish: "keep", WallColor: "keep", Flambient: true,
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", r, want)
@@ -354,5 +354,24 @@ func TestCorrectionsDefaultRule(t *testing.T) {
 	o, err := DecodeStrings(map[string]string{"color-correction": "true", "lens-correction": "false"})
 	if err != nil || o.ColorCorrection == nil || !*o.ColorCorrection || o.LensCorrection == nil || *o.LensCorrection {
 		t.Errorf("flags: %+v, %v", o, err)
+	}
+}
+
+// flambient is on unless set false: the pipeline blends only a scene with a flash
+// frame, which the decoded inputs tell.
+func TestResolveFlambient(t *testing.T) {
+	off := false
+	for _, c := range []struct {
+		o    core.Options
+		n    int
+		want bool
+	}{{core.Options{}, 1, true}, {core.Options{}, 2, true}, {core.Options{Flambient: &off}, 2, false}} {
+		r, err := ResolveScene(c.o, false, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Flambient != c.want {
+			t.Errorf("%+v with %d inputs: flambient %v, want %v", c.o, c.n, r.Flambient, c.want)
+		}
 	}
 }

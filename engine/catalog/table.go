@@ -125,6 +125,9 @@ var options = []option{
 	// the rest.
 	{Param: Param{Name: "color_correction", Type: TypeBoolean, Features: delivery}},
 	{Param: Param{Name: "lens_correction", Type: TypeBoolean, Features: delivery}},
+	// flambient: on unless set false; the pipeline blends only a scene that has a
+	// flash frame, which only the decoded inputs tell (see Resolve).
+	{Param: Param{Name: "flambient", Type: TypeBoolean, Features: delivery}},
 }
 
 // byName indexes options by JSON name.

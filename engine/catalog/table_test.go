@@ -65,6 +65,7 @@ func TestTableMatchesSpec(t *testing.T) {
 		"mask":                 {typ: "uuid"},
 		"color_correction":     {typ: "boolean"},
 		"lens_correction":      {typ: "boolean"},
+		"flambient":            {typ: "boolean"},
 	}
 	params := Params()
 	if len(params) != len(spec) {
@@ -134,8 +135,8 @@ func flagText(v any) string {
 // mapping.
 func TestFeatureParametersAreTheMapping(t *testing.T) {
 	mapping := map[string][]string{
-		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality", "color_correction", "lens_correction"},
-		"auto_hdr":        {"align", "format", "quality", "color_correction", "lens_correction"},
+		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality", "color_correction", "lens_correction", "flambient"},
+		"auto_hdr":        {"align", "format", "quality", "color_correction", "lens_correction", "flambient"},
 		"sky_replacement": {"sky", "sky_style"},
 		"privacy_blur":    {"privacy", "categories", "threshold"},
 		"indoor_staging":  {"gen_quality", "staging_preset", "staging_style", "style_clause", "room_type", "floor_finish", "wall_color"},
