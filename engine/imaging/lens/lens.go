@@ -35,10 +35,17 @@ type Correction struct {
 	// What the profile corrects; Distortion is always set.
 	Distortion, TCA, Vignetting bool
 
-	gw, gh int
-	score  int
-	grid   []float32 // gw×gh nodes: xr, yr, xg, yg, xb, yb, gain
+	gw, gh   int
+	score    int
+	grid     []float32 // gw×gh nodes: xr, yr, xg, yg, xb, yb, gain
+	maxScale float64
 }
+
+// MaxScale is the most the correction magnifies anywhere in the frame (at least 1):
+// two points d pixels apart in the photo as shot are at most d·MaxScale apart once
+// corrected. A motion measured on uncorrected frames bounds the same motion in
+// corrected ones with it.
+func (c *Correction) MaxScale() float64 { return c.maxScale }
 
 // Prepare matches s in lensfun and computes the correction map for w×h frames.
 // It returns ErrNoDatabase without lensfun's data and a *NoProfileError when no

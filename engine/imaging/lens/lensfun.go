@@ -232,7 +232,30 @@ func prepare(s Shot, w, h int, reverse bool) (*Correction, error) {
 			return nil, &NoProfileError{Reason: fmt.Sprintf("lensfun's %q gave no usable map at %g mm", name, s.Focal)}
 		}
 	}
+	c.maxScale = maxScale(c.grid, c.gw, c.gh)
 	return c, nil
+}
+
+// maxScale is the largest factor by which the correction stretches a short distance
+// anywhere in the frame: the inverse of the smallest singular value of the green
+// channel's map between neighbouring nodes.
+func maxScale(grid []float32, gw, gh int) float64 {
+	m := 1.0
+	for j := 0; j+1 < gh; j++ {
+		for i := 0; i+1 < gw; i++ {
+			p := grid[(j*gw+i)*7:]
+			px, py := grid[(j*gw+i+1)*7:], grid[((j+1)*gw+i)*7:]
+			a, c := float64(px[2]-p[2])/gridStep, float64(px[3]-p[3])/gridStep
+			b, d := float64(py[2]-p[2])/gridStep, float64(py[3]-p[3])/gridStep
+			s := a*a + b*b + c*c + d*d
+			det := a*d - b*c
+			lo := (s - math.Sqrt(max(0, s*s-4*det*det))) / 2
+			if lo > 0 {
+				m = max(m, 1/math.Sqrt(lo))
+			}
+		}
+	}
+	return m
 }
 
 // findLens matches the shot's lens: LensModel with LensMake, then without the maker

@@ -2,6 +2,7 @@ package lens
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -100,4 +101,38 @@ func abs32(v float32) float32 {
 		return -v
 	}
 	return v
+}
+
+// TestMaxScaleBoundsStretch checks MaxScale against the map itself: no two
+// neighbouring output pixels come from source points closer than 1/MaxScale.
+func TestMaxScaleBoundsStretch(t *testing.T) {
+	needDB(t)
+	for _, l := range estateLenses {
+		c, err := Prepare(l.shot, 600, 400)
+		if err != nil {
+			t.Fatalf("%s: %v", l.name, err)
+		}
+		s := c.MaxScale()
+		if s < 1 || s > 3 {
+			t.Fatalf("%s: MaxScale %g", l.name, s)
+		}
+		m := make([]float32, c.W*7)
+		gr := make([]float32, c.gw*7)
+		prev := make([]float32, c.W*7)
+		for y := range c.H {
+			c.mapRow(y, gr, m)
+			for x := 1; x < c.W; x++ {
+				if d := math.Hypot(float64(m[x*7+2]-m[(x-1)*7+2]), float64(m[x*7+3]-m[(x-1)*7+3])); d*s < 0.999 {
+					t.Fatalf("%s: at (%d, %d) neighbours come from %g px apart, MaxScale %g", l.name, x, y, d, s)
+				}
+				if y > 0 {
+					if d := math.Hypot(float64(m[x*7+2]-prev[x*7+2]), float64(m[x*7+3]-prev[x*7+3])); d*s < 0.999 {
+						t.Fatalf("%s: at (%d, %d) rows come from %g px apart, MaxScale %g", l.name, x, y, d, s)
+					}
+				}
+			}
+			copy(prev, m)
+		}
+		t.Logf("%s: MaxScale %.4f", l.name, s)
+	}
 }
