@@ -38,7 +38,9 @@ type CurvePoint struct {
 // change" (Exposure is in EV, -2..2). WhiteBalanceTemp and WhiteBalanceTint correct
 // the light source (blue-amber and green-magenta axes, applied to the whole image
 // before tone); Warmth is a stylistic amber lift of midtones and highlights applied
-// after tone, so a look can neutralise a cast and still read warm. Curve is a
+// after tone, so a look can neutralise a cast and still read warm. Clarity is local
+// contrast (texture, the view through windows); CleanShadows (0..1) takes the colour
+// cast out of the shadows. Curve is a
 // monotone tone curve through its control points, applied after the sliders.
 // AutoLevels stretches the result to the histogram's ends; Sharpen adds an
 // unsharp-mask boost at the end.
@@ -54,6 +56,8 @@ type Look struct {
 	Vibrance         float64      `json:"vibrance"`
 	Saturation       float64      `json:"saturation"`
 	Warmth           float64      `json:"warmth"`
+	Clarity          float64      `json:"clarity"`
+	CleanShadows     float64      `json:"clean_shadows"`
 	AutoLevels       bool         `json:"auto_levels"`
 	Sharpen          bool         `json:"sharpen"`
 	Curve            []CurvePoint `json:"curve"`
@@ -77,11 +81,16 @@ func (l Look) Validate() error {
 		{"vibrance", l.Vibrance, 1},
 		{"saturation", l.Saturation, 1},
 		{"warmth", l.Warmth, 1},
+		{"clarity", l.Clarity, 1},
+		{"clean_shadows", l.CleanShadows, 1},
 	}
 	for _, s := range sliders {
 		if math.IsNaN(s.v) || s.v < -s.lim || s.v > s.lim {
 			return core.Invalid(s.name, "must be between %g and %g", -s.lim, s.lim)
 		}
+	}
+	if l.CleanShadows < 0 {
+		return core.Invalid("clean_shadows", "must be between 0 and 1")
 	}
 	if len(l.Curve) < 2 {
 		return core.Invalid("curve", "needs at least two control points")
@@ -148,12 +157,12 @@ type stagingPreset struct {
 var tonecraftPresets = []lookPreset{
 	{
 		key: "signature", name: "Signature",
-		description: "The house look: bright, clean and true to the room, with opened shadows, held windows, a gentle S-curve and a crisp finish.",
+		description: "The house look: a dim room made bright, clean and true, with opened and neutral shadows, windows held with their view, a gentle S-curve and a crisp finish.",
 		look: Look{
-			WhiteBalanceTemp: 0.03, Exposure: 0.15, Contrast: 0.12,
-			Highlights: -0.35, Shadows: 0.30, Whites: 0.10, Blacks: -0.05,
-			Vibrance: 0.20, Warmth: 0.05, AutoLevels: true, Sharpen: true,
-			Curve: []CurvePoint{{0, 0}, {0.25, 0.22}, {0.5, 0.52}, {0.75, 0.80}, {1, 1}},
+			Exposure: 0.55, Contrast: 0.12,
+			Highlights: -0.65, Shadows: 0.65, Whites: 0.05, Blacks: -0.05,
+			Vibrance: 0.15, Warmth: 0.03, Clarity: 0.45, CleanShadows: 0.8, AutoLevels: true, Sharpen: true,
+			Curve: []CurvePoint{{0, 0}, {0.25, 0.28}, {0.5, 0.57}, {0.75, 0.81}, {1, 1}},
 		},
 	},
 	{

@@ -31,19 +31,21 @@ func toneStep(ctx context.Context, j *Job) error {
 // (-100..100), with the resolved auto-levels and sharpening switches.
 func ToneLook(l catalog.Look, levels, sharpen bool) tone.Look {
 	t := tone.Look{
-		Temperature: l.WhiteBalanceTemp * 100,
-		Tint:        l.WhiteBalanceTint * 100,
-		Exposure:    l.Exposure,
-		Contrast:    l.Contrast * 100,
-		Highlights:  l.Highlights * 100,
-		Shadows:     l.Shadows * 100,
-		Whites:      l.Whites * 100,
-		Blacks:      l.Blacks * 100,
-		Vibrance:    l.Vibrance * 100,
-		Saturation:  l.Saturation * 100,
-		Warmth:      l.Warmth * 100,
-		AutoLevels:  levels,
-		Sharpen:     sharpen,
+		Temperature:  l.WhiteBalanceTemp * 100,
+		Tint:         l.WhiteBalanceTint * 100,
+		Exposure:     l.Exposure,
+		Contrast:     l.Contrast * 100,
+		Highlights:   l.Highlights * 100,
+		Shadows:      l.Shadows * 100,
+		Whites:       l.Whites * 100,
+		Blacks:       l.Blacks * 100,
+		Vibrance:     l.Vibrance * 100,
+		Saturation:   l.Saturation * 100,
+		Warmth:       l.Warmth * 100,
+		Clarity:      l.Clarity * 100,
+		CleanShadows: l.CleanShadows * 100,
+		AutoLevels:   levels,
+		Sharpen:      sharpen,
 	}
 	for _, p := range l.Curve {
 		t.Curve = append(t.Curve, tone.Point{X: p.X, Y: p.Y})

@@ -128,13 +128,13 @@ func compile(ctx context.Context, img *imaging.Image, look Look) (*plan, error) 
 		return nil, err
 	}
 	var th *thumb
-	if look.hasLocal() || look.AutoLevels {
+	if look.hasLocal() || look.AutoLevels || look.CleanShadows != 0 {
 		if th, err = makeThumb(ctx, img, p.gains); err != nil {
 			return nil, err
 		}
 	}
 	if look.hasLocal() {
-		p.base = newBaseLayer(th, img.W(), newGainTable(look.Shadows, look.Highlights))
+		p.base = newBaseLayer(th, img.W(), newGainTable(look.Shadows, look.Highlights), look.Clarity)
 	}
 	if !f.identity() || look.AutoLevels {
 		p.tone = newLUT(func(v float64) float64 { return decode(clamp01(f.at(encode(v)))) })
@@ -147,7 +147,32 @@ func compile(ctx context.Context, img *imaging.Image, look Look) (*plan, error) 
 			return decode(clamp01((x - lo) / (hi - lo)))
 		})
 	}
+	if look.CleanShadows != 0 {
+		// The cast is measured on the finished tones, before colour: what vibrance
+		// would amplify is taken out first.
+		if g, ok := shadowCast(th.w*th.h, func(i int) (float32, float32, float32) { return p.thumbPixel(th, i) }); ok {
+			s := look.CleanShadows / 100
+			for c := range g {
+				p.color.clean[c] = float32(s * (g[c] - 1))
+			}
+		}
+	}
 	return p, nil
+}
+
+// thumbPixel renders pixel i of the analysis copy with the local controls and the
+// tone table.
+func (p *plan) thumbPixel(th *thumb, i int) (r, g, b float32) {
+	r, g, b = th.rgb[3*i], th.rgb[3*i+1], th.rgb[3*i+2]
+	if p.base != nil {
+		// Slice the grid at the thumbnail pixel's center.
+		m := p.base.sample((float64(i%th.w)+0.5)*float64(th.k), (float64(i/th.w)+0.5)*float64(th.k), lumR*r+lumG*g+lumB*b)
+		r, g, b = r*m, g*m, b*m
+	}
+	if p.tone != nil {
+		r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
+	}
+	return r, g, b
 }
 
 // measureLevels renders the analysis copy with everything but levels and returns the
@@ -156,13 +181,7 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 	var hist [levelsBins]int
 	n := th.w * th.h
 	for i := 0; i < n; i++ {
-		r, g, b := th.rgb[3*i], th.rgb[3*i+1], th.rgb[3*i+2]
-		if p.base != nil {
-			// Slice the grid at the thumbnail pixel's center.
-			m := p.base.sample((float64(i%th.w)+0.5)*float64(th.k), (float64(i/th.w)+0.5)*float64(th.k), lumR*r+lumG*g+lumB*b)
-			r, g, b = r*m, g*m, b*m
-		}
-		r, g, b = p.tone.at(r), p.tone.at(g), p.tone.at(b)
+		r, g, b := p.thumbPixel(th, i)
 		if p.hasColor {
 			r, g, b = p.color.apply(r, g, b)
 		}

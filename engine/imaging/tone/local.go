@@ -125,8 +125,8 @@ func rangeCoord(y float32) (e int, f float32) {
 }
 
 // newBaseLayer builds the grid from the analysis copy and bakes the look's base
-// tone map g into it.
-func newBaseLayer(t *thumb, fullW int, g *gainTable) *baseLayer {
+// tone map g and its clarity (-100..100) into it.
+func newBaseLayer(t *thumb, fullW int, g *gainTable, clarity float64) *baseLayer {
 	n := t.w * t.h
 	l := make([]float32, n)
 	emin, emax := math.MaxInt32, math.MinInt32
@@ -177,9 +177,17 @@ func newBaseLayer(t *thumb, fullW int, g *gainTable) *baseLayer {
 	bl.blur(num)
 	bl.blur(den)
 	bl.mul = num
+	k := clarityAt100 * clarity / 100
 	for o := range num {
+		// A cell's range coordinate is the log2 luminance of the pixels that slice it
+		// there, so its distance from the cell's base is their local detail.
 		center := float32(bl.emin + o%bl.gd)
-		bl.mul[o] = g.at((num[o] + gridFallback*center) / (den[o] + gridFallback))
+		base := (num[o] + gridFallback*center) / (den[o] + gridFallback)
+		m := g.at(base)
+		if k != 0 {
+			m *= clarityGain(k, center, base)
+		}
+		bl.mul[o] = m
 	}
 	bl.col = make([]int32, fullW)
 	bl.colFr = make([]float32, fullW)
@@ -255,6 +263,29 @@ func (bl *baseLayer) at(x int, y float32, s slab) float32 {
 	v0 := c[0] + (c[1]-c[0])*fz
 	v1 := c[bl.gd] + (c[bl.gd+1]-c[bl.gd])*fz
 	return v0 + (v1-v0)*bl.colFr[x]
+}
+
+// Clarity: at +100 a pixel's distance in stops from its surroundings grows by
+// clarityAt100 (negative clarity shrinks it). The distance is softly limited to
+// clarityLimit stops first, so an edge the grid does not keep apart (a window bar
+// against the sky) gains contrast without a halo; the effect fades in above
+// clarityFrom (display value of the surroundings) and is full from clarityFull, which
+// spares the noise of deep shadows.
+const (
+	clarityAt100 = 0.6
+	clarityLimit = 1.5
+	clarityFrom  = 0.04
+	clarityFull  = 0.25
+)
+
+// clarityGain is the multiplier clarity k (clarityAt100 at slider 100) gives a pixel
+// of log2 luminance v on a base of log2 luminance b. It rises with v for k > -1 (clarityAt100 < 1), so
+// clarity never reverses the order of two pixels in one place.
+func clarityGain(k float64, v, b float32) float32 {
+	d := float64(v - b)
+	d = clarityLimit * math.Tanh(d/clarityLimit)
+	w := smoothstep(clarityFrom, clarityFull, encode(math.Exp2(float64(b))))
+	return float32(math.Exp2(k * w * d))
 }
 
 // gainTable maps base-layer log2 luminance to a linear exposure multiplier.

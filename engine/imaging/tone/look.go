@@ -1,12 +1,15 @@
 // Package tone renders a tonecraft look: white balance, exposure, edge-aware
-// highlights and shadows, whites and blacks, contrast, a control-point tone curve,
-// vibrance, saturation, warmth, auto-levels and sharpening, as real operations on
-// linear-light float32 RGB.
+// highlights, shadows and clarity, whites and blacks, contrast, a control-point tone
+// curve, shadow cast removal, vibrance, saturation, warmth, auto-levels and
+// sharpening, as real operations on linear-light float32 RGB.
 //
-// Everything but the local highlight/shadow base layer and the sharpening blur is a
-// per-pixel function, so a look runs as one full-resolution pass of lookup tables
-// (plus one for sharpening), with the base layer computed by a guided filter on a
-// downscaled copy and upsampled guided by the full-resolution luminance.
+// Everything but the local base layer and the sharpening blur is a per-pixel
+// function, so a look runs as one full-resolution pass of lookup tables (plus one for
+// sharpening). The base layer is a bilateral grid built from a downscaled copy and
+// sliced at full resolution with each pixel's own luminance; the local controls
+// (highlights, shadows, clarity) are baked into its cells, so they cost the same per
+// pixel whichever are used. What a look measures (levels, the shadows' cast) it
+// measures on the downscaled copy.
 package tone
 
 import (
@@ -47,6 +50,16 @@ type Look struct {
 	// Warmth adds a golden grade to midtones and highlights, leaving shadows and
 	// luminance alone.
 	Warmth float64
+	// Clarity raises (positive) or lowers (negative) local contrast: each pixel's
+	// difference in stops from its edge-aware surroundings is scaled, so texture and
+	// the view through a bright window gain definition without a halo at strong
+	// edges. Deep shadows are spared, which keeps their noise down.
+	Clarity float64
+	// CleanShadows (0..100) removes the colour cast of the shadows: the mean tint of
+	// the near-neutral dark areas, measured on the rendered image, is taken out of
+	// the shadows and fades away toward the midtones, so a dim room's dark corners
+	// turn neutral while its coloured objects keep their colour.
+	CleanShadows float64
 	// Curve is a monotone tone curve through control points in display values; empty
 	// means none. (0,0) and (1,1) are implied when the curve does not reach the ends.
 	Curve []Point
@@ -66,12 +79,15 @@ func (l Look) Validate() error {
 		{"temperature", l.Temperature}, {"tint", l.Tint}, {"contrast", l.Contrast},
 		{"highlights", l.Highlights}, {"shadows", l.Shadows}, {"whites", l.Whites},
 		{"blacks", l.Blacks}, {"vibrance", l.Vibrance}, {"saturation", l.Saturation},
-		{"warmth", l.Warmth},
+		{"warmth", l.Warmth}, {"clarity", l.Clarity},
 	}
 	for _, s := range sliders {
 		if !(s.v >= -100 && s.v <= 100) {
 			return fmt.Errorf("tone: %s %v is outside -100..100", s.name, s.v)
 		}
+	}
+	if !(l.CleanShadows >= 0 && l.CleanShadows <= 100) {
+		return fmt.Errorf("tone: clean shadows %v is outside 0..100", l.CleanShadows)
 	}
 	if !(l.Exposure >= -5 && l.Exposure <= 5) {
 		return fmt.Errorf("tone: exposure %v is outside -5..5 EV", l.Exposure)
@@ -88,7 +104,9 @@ func (l Look) Validate() error {
 }
 
 // hasLocal reports whether the look needs the edge-aware base layer.
-func (l Look) hasLocal() bool { return l.Highlights != 0 || l.Shadows != 0 }
+func (l Look) hasLocal() bool { return l.Highlights != 0 || l.Shadows != 0 || l.Clarity != 0 }
 
 // hasColor reports whether the look has per-pixel color operations.
-func (l Look) hasColor() bool { return l.Vibrance != 0 || l.Saturation != 0 || l.Warmth != 0 }
+func (l Look) hasColor() bool {
+	return l.Vibrance != 0 || l.Saturation != 0 || l.Warmth != 0 || l.CleanShadows != 0
+}
