@@ -104,22 +104,43 @@ func newEstimator(img *imaging.Image) *estimator {
 		gx: gx, gy: gy, cell: cell, gains: make([]float32, gx*gy*3)}
 }
 
-// downscale box-averages f×f blocks into the coarse copy, row bands in parallel.
+// coarseTaps is about how many pixels a block of the coarse copy averages along each
+// side: a block of a large photo is sampled on a lattice, every step-th row and
+// column, instead of read whole. Reading a 21 MP float image whole costs more than
+// the rest of the estimate, and 8×8 samples of a 22×22 block give the same coarse
+// statistics (the estimate works on averages over cells of hundreds of blocks).
+const coarseTaps = 8
+
+// blockLattice is the step and first offset of the lattice a block of f pixels is
+// sampled on, and how many taps it has: every pixel for blocks up to 2×coarseTaps,
+// centred in the block.
+func blockLattice(f int) (step, first, n int) {
+	step = max(1, f/coarseTaps)
+	if f < 2*coarseTaps {
+		step = 1
+	}
+	n = (f-1)/step + 1
+	return step, (f - 1 - (n-1)*step) / 2, n
+}
+
+// downscale averages f×f blocks, sampled on blockLattice, into the coarse copy, row
+// bands in parallel.
 func (e *estimator) downscale() {
 	img, f, cw := e.img, e.f, e.cw
-	inv := 1 / float32(f*f)
+	step, first, n := blockLattice(f)
+	inv := 1 / float32(n*n)
 	imaging.Bands(e.ch, func(_, y0, y1 int) {
 		for cy := y0; cy < y1; cy++ {
 			out := e.coarse[cy*cw*3 : (cy+1)*cw*3]
 			clear(out)
 			clipped := e.clip[cy*cw : (cy+1)*cw]
 			clear(clipped)
-			for dy := 0; dy < f; dy++ {
+			for dy := first; dy < f; dy += step {
 				row := img.Row(cy*f + dy)
 				for cx := 0; cx < cw; cx++ {
 					o := cx * 3
-					p := cx * f * img.C
-					for dx := 0; dx < f; dx++ {
+					p := (cx*f + first) * img.C
+					for dx := first; dx < f; dx += step {
 						r, g, b := row[p], row[p+1], row[p+2]
 						out[o] += r
 						out[o+1] += g
@@ -127,7 +148,7 @@ func (e *estimator) downscale() {
 						if r >= clipLevel || g >= clipLevel || b >= clipLevel {
 							clipped[cx] = true
 						}
-						p += img.C
+						p += step * img.C
 					}
 				}
 			}
@@ -487,13 +508,22 @@ func abs(v int) int {
 }
 
 // apply multiplies every pixel by the field's gains, bilinearly interpolated between
-// cell centres, faded towards 1 as the pixel nears clipping.
+// cell centres, faded towards 1 as the pixel nears clipping. Where a column falls
+// between the cells is the same on every row: worked out once.
 func (e *estimator) apply() {
 	img := e.img
 	w, h := img.W(), img.H()
 	gx, gy := e.gx, e.gy
 	// Cell centres in full-resolution pixels.
 	span := float32(e.cell * e.f)
+	xa, xb := make([]int32, w), make([]int32, w)
+	txs := make([]float32, w)
+	for x := range w {
+		fx := (float32(x)+0.5)/span - 0.5
+		x0 := int(fx+1) - 1 // floor for fx >= -1
+		txs[x] = fx - float32(x0)
+		xa[x], xb[x] = int32(clampi(x0, gx)*3), int32(clampi(x0+1, gx)*3)
+	}
 	scratch := make([][]float32, imaging.Workers())
 	imaging.Bands(h, func(wk, y0, y1 int) {
 		if scratch[wk] == nil {
@@ -513,15 +543,15 @@ func (e *estimator) apply() {
 				}
 			}
 			row := img.Row(y)
+			nc := img.C
 			for x := range w {
-				fx := (float32(x)+0.5)/span - 0.5
-				x0 := int(fx+1) - 1 // floor for fx >= -1
-				tx := fx - float32(x0)
-				xa, xb := clampi(x0, gx)*3, clampi(x0+1, gx)*3
-				gr := rowGain[xa] + (rowGain[xb]-rowGain[xa])*tx
-				gg := rowGain[xa+1] + (rowGain[xb+1]-rowGain[xa+1])*tx
-				gb := rowGain[xa+2] + (rowGain[xb+2]-rowGain[xa+2])*tx
-				p := row[x*img.C : x*img.C+3]
+				a := rowGain[xa[x] : xa[x]+3 : xa[x]+3]
+				b := rowGain[xb[x] : xb[x]+3 : xb[x]+3]
+				tx := txs[x]
+				gr := a[0] + (b[0]-a[0])*tx
+				gg := a[1] + (b[1]-a[1])*tx
+				gb := a[2] + (b[2]-a[2])*tx
+				p := row[x*nc : x*nc+3 : x*nc+3]
 				if m := max(p[0], p[1], p[2]); m > fadeLo {
 					t := min(1, (m-fadeLo)/(fadeHi-fadeLo))
 					t = t * t * (3 - 2*t)
