@@ -276,6 +276,11 @@ const (
 	clarityLimit = 1.5
 	clarityFrom  = 0.04
 	clarityFull  = 0.25
+	// Bright surroundings (a window's view, veiled by glare and by the merge's
+	// compression) get up to 1 + clarityHighlights times the effect, rising from
+	// clarityHighlightFrom to white.
+	clarityHighlights    = 1.0
+	clarityHighlightFrom = 0.55
 )
 
 // clarityGain is the multiplier clarity k (clarityAt100 at slider 100) gives a pixel
@@ -284,7 +289,8 @@ const (
 func clarityGain(k float64, v, b float32) float32 {
 	d := float64(v - b)
 	d = clarityLimit * math.Tanh(d/clarityLimit)
-	w := smoothstep(clarityFrom, clarityFull, encode(math.Exp2(float64(b))))
+	e := encode(math.Exp2(float64(b)))
+	w := smoothstep(clarityFrom, clarityFull, e) * (1 + clarityHighlights*smoothstep(clarityHighlightFrom, 1, e))
 	return float32(math.Exp2(k * w * d))
 }
 
