@@ -14,6 +14,28 @@ var benchLook = Look{
 	AutoLevels: true, Sharpen: true,
 }
 
+// benchLookClean adds clarity and shadow cleaning, as the default look uses them.
+var benchLookClean = func() Look {
+	l := benchLook
+	l.Clarity, l.CleanShadows = 45, 80
+	return l
+}()
+
+// BenchmarkApply21MPClean runs the full look with clarity and shadow cleaning.
+func BenchmarkApply21MPClean(b *testing.B) {
+	img := loadPhoto(b, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(img.Pix) * 4))
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := Apply(context.Background(), img, benchLookClean); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
 // BenchmarkApply21MP runs a full look on a 21-megapixel frame (5616x3744).
 func BenchmarkApply21MP(b *testing.B) {
 	img := loadPhoto(b, "brackets", "office_fisheye_5dmk2", "IMG_6963.JPG")
@@ -78,6 +100,8 @@ func BenchmarkStages(b *testing.B) {
 		{"exposure", Look{Exposure: 0.5}},
 		{"contrast", Look{Contrast: 20}},
 		{"local", Look{Shadows: 40}},
+		{"clarity", Look{Clarity: 40}},
+		{"clean-shadows", Look{CleanShadows: 80}},
 		{"saturation", Look{Saturation: 20}},
 		{"vibrance", Look{Vibrance: 20}},
 		{"vibrance-neg", Look{Vibrance: -20}},

@@ -16,7 +16,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden images in testdata/golden")
 
 // goldenLooks are representative settings of the kind the presets use: a natural
-// finish, a bright and airy one, and a strong local tone map.
+// finish, a bright and airy one, a strong local tone map, and a dim room made bright
+// with clarity and clean shadows.
 var goldenLooks = map[string]Look{
 	"natural": {Contrast: 10, Highlights: -30, Shadows: 25, Vibrance: 15, AutoLevels: true, Sharpen: true},
 	"bright_airy": {
@@ -24,6 +25,11 @@ var goldenLooks = map[string]Look{
 		Vibrance: 10, Saturation: -5, Warmth: 5, Curve: []Point{{0.25, 0.28}, {0.75, 0.8}}, AutoLevels: true,
 	},
 	"dramatic": {Contrast: 35, Highlights: -80, Shadows: 70, Whites: -10, Blacks: -15, Saturation: 10, Sharpen: true},
+	"clean_clarity": {
+		Exposure: 0.6, Contrast: 12, Highlights: -65, Shadows: 70, Whites: 5, Blacks: -5, Vibrance: 15,
+		Warmth: 3, Clarity: 45, CleanShadows: 80, Curve: []Point{{0.25, 0.3}, {0.5, 0.59}, {0.75, 0.82}},
+		AutoLevels: true, Sharpen: true,
+	},
 }
 
 // TestGoldenLooks renders each look on two photos shrunk 4x (256 pixels wide) and

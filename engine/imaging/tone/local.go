@@ -281,17 +281,21 @@ const (
 	// clarityHighlightFrom to white.
 	clarityHighlights    = 1.0
 	clarityHighlightFrom = 0.55
+	// clarityMinSlope is the least slope of output against input stops that negative
+	// clarity may leave.
+	clarityMinSlope = 0.2
 )
 
 // clarityGain is the multiplier clarity k (clarityAt100 at slider 100) gives a pixel
-// of log2 luminance v on a base of log2 luminance b. It rises with v for k > -1 (clarityAt100 < 1), so
+// of log2 luminance v on a base of log2 luminance b. v times it rises with v, so
 // clarity never reverses the order of two pixels in one place.
 func clarityGain(k float64, v, b float32) float32 {
 	d := float64(v - b)
 	d = clarityLimit * math.Tanh(d/clarityLimit)
 	e := encode(math.Exp2(float64(b)))
 	w := smoothstep(clarityFrom, clarityFull, e) * (1 + clarityHighlights*smoothstep(clarityHighlightFrom, 1, e))
-	return float32(math.Exp2(k * w * d))
+	// Flattening stops short of reversing: a slope of 1 + k*w*tanh' stays positive.
+	return float32(math.Exp2(math.Max(k*w, clarityMinSlope-1) * d))
 }
 
 // gainTable maps base-layer log2 luminance to a linear exposure multiplier.

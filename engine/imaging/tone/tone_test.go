@@ -571,13 +571,15 @@ func TestTinyAndOddImages(t *testing.T) {
 		for i := range img.Pix {
 			img.Pix[i] = odd[(i*7)%len(odd)]
 		}
-		out, err := Apply(context.Background(), img, benchLook)
-		if err != nil {
-			t.Fatalf("%v: %v", size, err)
-		}
-		for i, v := range out.Pix {
-			if !(v >= 0 && v <= 1) {
-				t.Fatalf("%v: sample %d is %v", size, i, v)
+		for _, l := range []Look{benchLook, benchLookClean} {
+			out, err := Apply(context.Background(), img, l)
+			if err != nil {
+				t.Fatalf("%v: %v", size, err)
+			}
+			for i, v := range out.Pix {
+				if !(v >= 0 && v <= 1) {
+					t.Fatalf("%v: sample %d is %v", size, i, v)
+				}
 			}
 		}
 	}
