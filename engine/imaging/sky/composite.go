@@ -11,6 +11,7 @@ import "github.com/porchlight/porchlight/engine/imaging"
 type compositor struct {
 	a              *analysis
 	newSky, oldSky *imaging.Image
+	fg             *imaging.Image // the local ground colour, on oldSky's grid; nil: sky@4.0.0's composite
 	gain           [3]float32
 
 	nx0, nx1, ny0, ny1 []int32 // bilinear taps into newSky
@@ -65,7 +66,11 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 	o0, o1 := k.oldSky.Row(int(k.oy0[y])), k.oldSky.Row(int(k.oy1[y]))
 	nfy, ofy := k.nfy[y], k.ofy[y]
 	sum := 0.0
-	var sNew, sOld [3]float32
+	var sNew, sOld, fLoc [3]float32
+	var f0, f1 []float32
+	if k.fg != nil {
+		f0, f1 = k.fg.Row(int(k.oy0[y])), k.fg.Row(int(k.oy1[y]))
+	}
 	for x := 0; x < w; x++ {
 		i := x * c
 		al := s.alpha[x]
@@ -80,6 +85,9 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
 		bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
 		inv := 1 - al
+		if f0 != nil {
+			bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
+		}
 		for ch := 0; ch < 3; ch++ {
 			v := src[i+ch]
 			if !(v >= 0) { // NaN or negative input
@@ -87,9 +95,19 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 			} else if v > maxSample { // infinite
 				v = maxSample
 			}
-			// The foreground's share, bounded by what a foreground can contribute.
-			fg := v - al*sOld[ch]
-			fg = max(0, min(fg, inv*max(v, 1)))
+			var fg float32
+			if f0 != nil {
+				// The foreground colour F that best explains I = al*S + (1-al)*F, held
+				// towards the local ground colour as the pixel becomes mostly sky
+				// (least squares with a prior of weight fgPrior*al).
+				pw := fgPrior * al
+				f := (inv*(v-al*sOld[ch]) + pw*fLoc[ch]) / (inv*inv + pw)
+				fg = inv * max(0, min(f, max(v, fLoc[ch], 1)))
+			} else {
+				// The foreground's share, bounded by what a foreground can contribute.
+				fg = v - al*sOld[ch]
+				fg = max(0, min(fg, inv*max(v, 1)))
+			}
 			dst[i+ch] = fg*k.gain[ch] + al*sNew[ch]
 		}
 	}

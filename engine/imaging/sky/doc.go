@@ -19,14 +19,21 @@
 //     overcast (ceilings, lamp-lit walls, garden views through windows).
 //
 // The hard labels become a soft matte at full resolution: thin dark lines are carved
-// out and sky pockets in foliage keyed in at up to 1024 pixels, then a colour guided
-// filter, whose linear coefficients are evaluated against every full-resolution pixel,
-// makes the matte follow roof lines, wires and branches.
+// out and sky pockets in foliage keyed in at up to 1024 pixels, and a colour guided
+// filter makes the matte follow roof lines, wires and branches. That coarse matte is
+// refined through a trimap (refine.go): an unknown band around its edge, wide where the
+// ground beside it is foliage (textured, gradients every way), where alpha comes from
+// each pixel's position between the local sky and ground colours. A guided filter with
+// a small window, whose linear coefficients are evaluated against every
+// full-resolution pixel, carries the refined matte to full resolution.
 //
 // Replacement draws the chosen style (clear, low_cloud, neutral, high_cloud) at up to
 // 1600 pixels: a vertical gradient from real sky colours and, except for clear, a
-// seeded, domain-warped noise cloud field on a perspective cloud layer. The sky is
-// composited through the matte in linear light after removing the old sky's share
-// from mixed skyline pixels (no halo), and the foreground's white balance moves a
-// few percent towards the new sky's light. Output is deterministic per input and style.
+// seeded, domain-warped noise cloud field on a perspective cloud layer (high_cloud:
+// clumps of curled fibres over a faint veil). The sky is composited through the matte
+// in linear light: each mixed skyline pixel's foreground colour is estimated (least
+// squares against the local old sky, held towards the local ground colour as alpha
+// nears 1) and laid over the new sky, so the old sky leaves no halo, and the
+// foreground's white balance moves a few percent towards the new sky's light. Output
+// is deterministic per input and style.
 package sky

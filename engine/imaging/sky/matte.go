@@ -24,6 +24,7 @@ const (
 // on a coarse grid.
 type matteModel struct {
 	w, h    int       // full resolution
+	lo, hi  float32   // the stretch of the filtered alpha to 0..1
 	cw, ch  int       // coefficient grid
 	coef    []float32 // a0, a1, a2, b per grid pixel
 	live    []bool    // grid pixels with any non-zero coefficient
@@ -40,7 +41,9 @@ func srgb(v float32) float32 { return float32(imaging.Encode16(v)) / encodeScale
 
 // buildMatte fits the guided-filter coefficients. guide is the photo at the coefficient
 // grid resolution (linear RGB), mask the sky labelling resampled to that grid (0..1).
-func buildMatte(w, h int, guide *imaging.Image, mask []float32) *matteModel {
+// radius and eps are the filter's window and regularisation; alpha is stretched from
+// lo..hi to 0..1.
+func buildMatte(w, h int, guide *imaging.Image, mask []float32, radius int, eps, lo, hi float32) *matteModel {
 	cw, ch := guide.W(), guide.H()
 	n := cw * ch
 	planes := make([][]float32, planeCount)
@@ -64,7 +67,7 @@ func buildMatte(w, h int, guide *imaging.Image, mask []float32) *matteModel {
 		}
 	})
 	for _, pl := range planes {
-		boxMean(pl, pl, cw, ch, guideRadius)
+		boxMean(pl, pl, cw, ch, radius)
 	}
 	coef := make([]float32, n*coefPlanes)
 	imaging.Bands(ch, func(_, y0, y1 int) {
@@ -74,9 +77,9 @@ func buildMatte(w, h int, guide *imaging.Image, mask []float32) *matteModel {
 				mr, mg, mb := float64(planes[0][p]), float64(planes[1][p]), float64(planes[2][p])
 				mp := float64(planes[9][p])
 				cov := [9]float64{
-					float64(planes[3][p]) - mr*mr + guideEps, float64(planes[4][p]) - mr*mg, float64(planes[5][p]) - mr*mb,
-					0, float64(planes[6][p]) - mg*mg + guideEps, float64(planes[7][p]) - mg*mb,
-					0, 0, float64(planes[8][p]) - mb*mb + guideEps,
+					float64(planes[3][p]) - mr*mr + float64(eps), float64(planes[4][p]) - mr*mg, float64(planes[5][p]) - mr*mb,
+					0, float64(planes[6][p]) - mg*mg + float64(eps), float64(planes[7][p]) - mg*mb,
+					0, 0, float64(planes[8][p]) - mb*mb + float64(eps),
 				}
 				cov[3], cov[6], cov[7] = cov[1], cov[2], cov[5]
 				cr := float64(planes[10][p]) - mr*mp
@@ -101,16 +104,16 @@ func buildMatte(w, h int, guide *imaging.Image, mask []float32) *matteModel {
 		for p := 0; p < n; p++ {
 			tmp[p] = coef[p*coefPlanes+c]
 		}
-		boxMean(tmp, tmp, cw, ch, guideRadius)
+		boxMean(tmp, tmp, cw, ch, radius)
 		for p := 0; p < n; p++ {
 			coef[p*coefPlanes+c] = tmp[p]
 		}
 	}
-	m := &matteModel{w: w, h: h, cw: cw, ch: ch, coef: coef, live: make([]bool, n), rowLive: make([]bool, ch)}
+	m := &matteModel{w: w, h: h, lo: lo, hi: hi, cw: cw, ch: ch, coef: coef, live: make([]bool, n), rowLive: make([]bool, ch)}
 	for p := 0; p < n; p++ {
 		k := coef[p*coefPlanes : p*coefPlanes+coefPlanes]
 		// Far from the sky a = 0 and b = 0 exactly (the mask is 0 over the window).
-		if k[0] != 0 || k[1] != 0 || k[2] != 0 || k[3] > alphaLo {
+		if k[0] != 0 || k[1] != 0 || k[2] != 0 || k[3] > lo {
 			m.live[p] = true
 			m.rowLive[p/cw] = true
 		}
@@ -164,15 +167,15 @@ func (m *matteModel) alphaRow(y int, src []float32, c int, dst []float32) bool {
 			k[j] = top + fy*(bot-top)
 		}
 		i := x * c
-		v := stretchAlpha(k[0]*srgb(src[i]) + k[1]*srgb(src[i+1]) + k[2]*srgb(src[i+2]) + k[3])
+		v := m.stretch(k[0]*srgb(src[i]) + k[1]*srgb(src[i+1]) + k[2]*srgb(src[i+2]) + k[3])
 		dst[x] = v
 		live = live || v > 0
 	}
 	return live
 }
 
-func stretchAlpha(q float32) float32 {
-	v := (q - alphaLo) / (alphaHi - alphaLo)
+func (m *matteModel) stretch(q float32) float32 {
+	v := (q - m.lo) / (m.hi - m.lo)
 	if !(v > 0) {
 		return 0
 	}

@@ -25,11 +25,19 @@ const (
 // false and the reason. Once ctx is done it stops within a row of the pass it is in
 // and returns ctx.Err().
 func Replace(ctx context.Context, img *imaging.Image, style string) (*imaging.Image, Result, error) {
+	return replace(ctx, img, style, false)
+}
+
+func replace(ctx context.Context, img *imaging.Image, style string, legacy bool) (*imaging.Image, Result, error) {
 	lk, ok := lookOf(style)
 	if !ok {
 		return nil, Result{}, fmt.Errorf("sky: unknown style %q (want one of %v): %w", style, Styles(), ErrInvalid)
 	}
-	a, err := analyse(ctx, img)
+	return replaceLook(ctx, img, lk, legacy)
+}
+
+func replaceLook(ctx context.Context, img *imaging.Image, lk look, legacy bool) (*imaging.Image, Result, error) {
+	a, err := analyse(ctx, img, legacy)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -59,6 +67,9 @@ func Replace(ctx context.Context, img *imaging.Image, style string) (*imaging.Im
 	out := imaging.New(w, h, img.C)
 	sums := make([]float64, imaging.Workers())
 	comp := compositor{a: a, newSky: newSky, oldSky: oldSky, gain: gain}
+	if !a.legacy {
+		comp.oldSky, comp.fg = a.skyLocal, a.fgLocal
+	}
 	comp.prepare(w, h)
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		sc := newScratch(w)
@@ -96,8 +107,14 @@ func (a *analysis) skyLayout(sw, sh int) (skyGeometry, []bool, []bool) {
 	slices.Sort(rows)
 	bottom := float32(rows[len(rows)*99/100]+1) / float32(l.h)
 	horizon := (max(bottom, 0.45) + 0.04) * float32(sh)
-	// The matte reaches guideRadius*2 guide pixels beyond the labelling.
-	reach := int(math.Ceil(float64(2*guideRadius+2) * float64(l.w) / float64(a.guide.W())))
+	// The matte reaches guideRadius*2 guide pixels beyond the labelling, the refined
+	// one as far as its band and the keyed sky pockets.
+	gw, gh := a.guide.W(), a.guide.H()
+	gr := 2*guideRadius + 2
+	if !a.legacy {
+		gr = max(gr, bandReach(gw, gh), int(holeReach*float64(max(gw, gh)))) + 2*refinedRadius(gw, gh) + 2
+	}
+	reach := int(math.Ceil(float64(gr) * float64(l.w) / float64(gw)))
 	grown := dilate(l.sky, l.w, l.h, reach+1)
 	want := make([]bool, sw*sh)
 	hard := make([]bool, sw*sh)

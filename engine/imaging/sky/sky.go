@@ -36,6 +36,12 @@ type analysis struct {
 	// The original sky's colour around each guide pixel, and its mean.
 	oldSky  *imaging.Image
 	oldMean [3]float32
+	// legacy skips the trimap refinement and the foreground estimate: the matte and
+	// composite of sky@4.0.0, kept so tests can measure the edges against it.
+	legacy bool
+	// The local sky and ground colours of the refinement at the guide resolution
+	// (nil when legacy): the compositor's old sky and foreground prior.
+	skyLocal, fgLocal *imaging.Image
 }
 
 func validate(img *imaging.Image) error {
@@ -53,11 +59,11 @@ func validate(img *imaging.Image) error {
 }
 
 // analyse finds the sky and builds its matte, checking ctx between its passes.
-func analyse(ctx context.Context, img *imaging.Image) (*analysis, error) {
+func analyse(ctx context.Context, img *imaging.Image, legacy bool) (*analysis, error) {
 	if err := validate(img); err != nil {
 		return nil, err
 	}
-	a := &analysis{img: img}
+	a := &analysis{img: img, legacy: legacy}
 	var err error
 	if a.guide, err = shrink(ctx, img, matteEdge); err != nil {
 		return nil, err
@@ -85,7 +91,14 @@ func analyse(ctx context.Context, img *imaging.Image) (*analysis, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask)
+	if a.legacy {
+		a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask, guideRadius, guideEps, alphaLo, alphaHi)
+	} else {
+		if err := a.refine(ctx); err != nil {
+			return nil, err
+		}
+		a.matte = buildMatte(img.W(), img.H(), a.guide, a.mask, refinedRadius(a.guide.W(), a.guide.H()), refineEps, refineLo, refineHi)
+	}
 	a.result = Result{Found: true}
 	return a, nil
 }
@@ -95,7 +108,11 @@ func analyse(ctx context.Context, img *imaging.Image) (*analysis, error) {
 // the matte is all zero and Result.Reason says why. Once ctx is done it returns
 // ctx.Err() within a row of the pass it is in.
 func Segment(ctx context.Context, img *imaging.Image) (*imaging.Image, Result, error) {
-	a, err := analyse(ctx, img)
+	return segment(ctx, img, false)
+}
+
+func segment(ctx context.Context, img *imaging.Image, legacy bool) (*imaging.Image, Result, error) {
+	a, err := analyse(ctx, img, legacy)
 	if err != nil {
 		return nil, Result{}, err
 	}

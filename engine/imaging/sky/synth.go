@@ -143,17 +143,23 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		lit = clamp01f(1.1 - 3.2*max(0, up-cover))
 		return alpha, lit
 	case cirrus:
-		// Wind-drawn strands along a slanted direction: stretched along it, bent by
-		// a strong low-frequency warp so no two strands run parallel for long.
+		// Cirrus come in clumps: wisps of fine, wind-combed fibres that thin out at
+		// their ends, over a faint veil, with clear sky between the clumps. The fibres
+		// are ridged noise stretched along a slanted wind direction and bent by a
+		// medium-scale warp, so they curl and fan out instead of running parallel.
 		const ca, sa = 0.9396926, 0.3420201 // 20 degrees
 		ru, rv := ca*u-sa*v, sa*u+ca*v
-		warp := fbm(u*0.3+9.1, v*0.3-4.4, 4, 0.5, s+1)
-		r := ridged(ru*0.6+1.2*warp, rv*2.2+0.9*warp, 5, 0.6, s)
-		strands := pow32(r, 3.5)
-		patch := smoothstep(-0.1, 0.6, fbm(u*0.25+2.2, v*0.25+6.6, 4, 0.5, s+2))
-		veil := 0.35 * smoothstep(-0.2, 0.8, fbm(u*0.5+1.1, v*0.9-2.2, 4, 0.5, s+3))
-		alpha = clamp01f((strands*1.1+veil)*patch) * (0.45 + 0.55*tn)
-		return alpha, 0.8 + 0.2*r
+		wu := fbm(u*0.7+9.1, v*0.7-4.4, 3, 0.5, s+1)
+		wv := fbm(u*0.7-3.7, v*0.7+2.9, 3, 0.5, s+4)
+		pu, pv := ru+0.9*wu, rv+0.35*wv
+		fibres := pow32(ridged(pu*1.4, pv*5.5, 4, 0.55, s), 2.5)
+		// Clumps: a low-frequency density, sharpened so the sky between stays clear.
+		clump := smoothstep(0.05, 0.75, fbm(pu*0.35+2.2, pv*0.9+6.6, 4, 0.5, s+2))
+		// The fibres brighten and fray inside a clump: fine detail varies their strength.
+		detail := 0.55 + 0.45*fbm(pu*3.1+1.1, pv*7.3-2.2, 3, 0.5, s+3)
+		veil := 0.3 * clump * smoothstep(-0.3, 0.6, fbm(pu*0.8+5.5, pv*1.6+0.4, 3, 0.5, s+5))
+		alpha = clamp01f(clump*fibres*detail*1.3+veil) * (0.5 + 0.5*tn)
+		return alpha, 0.75 + 0.25*clump
 	case overcast:
 		wu := fbm(u*0.4+1.3, v*0.4+5.1, 3, 0.5, s+1)
 		d := fbm(u+0.8*wu, v*1.6+0.8*wu, 5, 0.55, s)

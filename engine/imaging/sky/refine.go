@@ -1,0 +1,228 @@
+package sky
+
+import (
+	"context"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Edge refinement at the guide resolution. The coarse matte becomes a trimap: sure sky,
+// sure ground and an unknown band around their boundary, a few pixels wide along roof
+// lines and wide where the boundary is busy (foliage, branches, aerials). Inside the
+// band every pixel is taken as a mix I = alpha*S + (1-alpha)*F of the local sky colour S
+// and the local ground colour F (each averaged over the sure pixels nearby, at two
+// scales), and alpha is its projection on the segment from F to S. Where S and F are
+// too alike to tell apart (a pale wall under a white sky) or the pixel is far from the
+// segment (a white wall next to a tree) the coarse matte is kept. The guided filter that
+// follows (small window, low regularisation) carries the result to full resolution.
+//
+// The same local colours let the compositor estimate each edge pixel's foreground
+// colour instead of mixing the old sky into it.
+const (
+	bandBase     = 1.0 / 256 // half-width of the unknown band, of the long edge (at least 2 px)
+	bandBusy     = 1.0 / 48  // and where the ground next to the boundary is textured
+	busyTex      = 0.03      // mean sRGB luma gradient from which the boundary counts as busy
+	busyWin      = 4         // radius of the texture window
+	busyCoh      = 0.45      // structure-tensor coherence above which texture runs one way (not foliage)
+	spreadSigma  = 0.04      // sky-ground difference (linear) at which the colour model is half trusted
+	offLine      = 0.3       // distance from the sky-ground segment, of its length, that drops the colour model
+	refineRadius = 1.0 / 512 // guided filter window after the refinement, of the long edge (at least 1 px)
+	refineEps    = 1e-4      // and its regularisation
+	refineLo     = 0.02      // stretch of the refined alpha
+	refineHi     = 0.98
+	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
+	largeShare   = 0.1  // weight of the wide window's colours against the narrow one's
+)
+
+// bandReach is the half-width of the wide band in guide pixels.
+func bandReach(w, h int) int { return max(2, int(math.Round(float64(max(w, h))*bandBusy))) }
+
+// refine turns a.mask into the refined alpha and fills a.skyLocal and a.fgLocal.
+func (a *analysis) refine(ctx context.Context) error {
+	g := a.guide
+	w, h := g.W(), g.H()
+	n := w * h
+	long := max(w, h)
+	// The coarse matte: sky@4.0.0's guided filter, at the guide resolution.
+	coarse := buildMatte(w, h, g, a.mask, guideRadius, guideEps, alphaLo, alphaHi)
+	mask := make([]float32, n)
+	if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			coarse.alphaRow(y, g.Row(y), g.C, mask[y*w:y*w+w])
+		}
+	}); err != nil {
+		return err
+	}
+	// Trimap.
+	hard := make([]bool, n)
+	for p, m := range mask {
+		hard[p] = m >= 0.5
+	}
+	edge := make([]bool, n)
+	if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				s := hard[p]
+				edge[p] = (x > 0 && hard[p-1] != s) || (x < w-1 && hard[p+1] != s) ||
+					(y > 0 && hard[p-w] != s) || (y < h-1 && hard[p+w] != s)
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	rb := max(2, int(math.Round(float64(long)*bandBase)))
+	rw := max(rb, bandReach(w, h))
+	nearB, nearW := dilate(edge, w, h, rb), dilate(edge, w, h, rw)
+	// Texture and structure-tensor coherence of the ground near the boundary: foliage
+	// is textured with gradients every way, roofs and walls are smooth or run one way.
+	var st [4][]float32 // |grad|, gx^2, gy^2, gx*gy
+	for i := range st {
+		st[i] = make([]float32, n)
+	}
+	if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			r0, r1 := g.Row(y), g.Row(min(y+1, h-1))
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				if !nearW[p] || hard[p] {
+					continue // the texture of the ground only
+				}
+				i, j := x*g.C, min(x+1, w-1)*g.C
+				l := lumaS(r0[i:])
+				gx, gy := lumaS(r0[j:])-l, lumaS(r1[i:])-l
+				st[0][p] = abs32(gx) + abs32(gy)
+				st[1][p], st[2][p], st[3][p] = gx*gx, gy*gy, gx*gy
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	for i := range st {
+		boxMean(st[i], st[i], w, h, busyWin)
+	}
+	tex := st[0]
+	for p := range tex {
+		a, b, c := st[1][p], st[2][p], st[3][p]
+		if tr := a + b; tr > 0 && ((a-b)*(a-b)+4*c*c)/(tr*tr) > busyCoh {
+			tex[p] = 0 // one direction: a roof line, siding, a fence
+		}
+	}
+	// The band: narrow everywhere, wide where busy. Only the busy part takes the colour
+	// model; along roof lines and walls the guided filter's edge stands.
+	unknown, busy := nearB, make([]bool, n)
+	for p := range unknown {
+		m := mask[p]
+		busy[p] = nearW[p] && tex[p] > busyTex
+		unknown[p] = nearB[p] || busy[p] || (m > 0.02 && m < 0.98)
+	}
+	// Local sky and ground colours over the sure pixels, at two scales.
+	rs, rl := 2*rb+2, 2*rw+2
+	var planes [8][]float32 // sky r, g, b, weight, ground r, g, b, weight
+	for i := range planes {
+		planes[i] = make([]float32, n)
+	}
+	if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := g.Row(y)
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				if unknown[p] {
+					continue
+				}
+				o := 0
+				if !hard[p] {
+					o = 4
+				}
+				i := x * g.C
+				planes[o][p], planes[o+1][p], planes[o+2][p], planes[o+3][p] = row[i], row[i+1], row[i+2], 1
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	var wide [8][]float32
+	for i := range wide {
+		wide[i] = make([]float32, n)
+		boxMean(wide[i], planes[i], w, h, rl)
+		boxMean(planes[i], planes[i], w, h, rs)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	a.skyLocal, a.fgLocal = imaging.New(w, h, 3), imaging.New(w, h, 3)
+	out := make([]float32, n)
+	err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := g.Row(y)
+			sr, fr := a.skyLocal.Row(y), a.fgLocal.Row(y)
+			oy := min(y*a.oldSky.H()/h, a.oldSky.H()-1)
+			orow := a.oldSky.Row(oy)
+			for x := 0; x < w; x++ {
+				p := y*w + x
+				i := x * g.C
+				var s, f [3]float32
+				ws := planes[3][p] + largeShare*wide[3][p]
+				wf := planes[7][p] + largeShare*wide[7][p]
+				for c := 0; c < 3; c++ {
+					if ws > 1e-4 {
+						s[c] = (planes[c][p] + largeShare*wide[c][p]) / ws
+					} else {
+						s[c] = orow[min(x*a.oldSky.W()/w, a.oldSky.W()-1)*3+c]
+					}
+					if wf > 1e-4 {
+						f[c] = (planes[4+c][p] + largeShare*wide[4+c][p]) / wf
+					} else {
+						f[c] = clamp01f(row[i+c])
+					}
+				}
+				sr[x*3], sr[x*3+1], sr[x*3+2] = s[0], s[1], s[2]
+				fr[x*3], fr[x*3+1], fr[x*3+2] = f[0], f[1], f[2]
+				m := mask[p]
+				if !busy[p] || ws <= 1e-4 || wf <= 1e-4 {
+					out[p] = m
+					continue
+				}
+				var dd, proj float32
+				var d, v [3]float32
+				for c := 0; c < 3; c++ {
+					d[c] = s[c] - f[c]
+					v[c] = clamp01f(row[i+c]) - f[c]
+					dd += d[c] * d[c]
+					proj += v[c] * d[c]
+				}
+				if dd <= 0 {
+					out[p] = m
+					continue
+				}
+				t := proj / dd
+				ac := clamp01f(t)
+				var res float32
+				for c := 0; c < 3; c++ {
+					e := v[c] - ac*d[c]
+					res += e * e
+				}
+				conf := dd / (dd + spreadSigma*spreadSigma)
+				lim := offLine * offLine * dd
+				conf *= float32(math.Exp(float64(-res / lim)))
+				out[p] = conf*ac + (1-conf)*m
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	a.mask = out
+	return nil
+}
+
+// lumaS is the sRGB luma of the linear pixel at px.
+func lumaS(px []float32) float32 {
+	return 0.299*srgb(px[0]) + 0.587*srgb(px[1]) + 0.114*srgb(px[2])
+}
+
+// refinedRadius is the guided filter window after refinement, in guide pixels.
+func refinedRadius(w, h int) int {
+	return max(1, int(math.Round(float64(max(w, h))*refineRadius)))
+}
