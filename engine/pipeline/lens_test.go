@@ -123,9 +123,33 @@ func TestLensCorrectionStraightensLenses(t *testing.T) {
 				if merged.P95 > 0.2*before.P95 {
 					t.Errorf("%s %s as brackets: %.3f%% left, %.3f%% before", rel[1], l.name, merged.P95, before.P95)
 				}
+				// Hand-held: one bracket moved by a few pixels, which alignment must
+				// warp, so the brackets are corrected before it registers them.
+				moved := filepath.Join(dir, "moved_"+rel[1])
+				writeShot(t, moved, shifted(bent, 5, 3), l.shot)
+				out, res = developFiles(t, p, path+"-handheld", path, moved, path)
+				held := flowtest.Residual(straight, out)
+				t.Logf("%-26s %-24s as 3 hand-held brackets: p95 %.3f%% of the diagonal, notes %q", rel[1], l.name, held.P95, res.Notes)
+				if held.P95 > 0.2*before.P95 {
+					t.Errorf("%s %s as hand-held brackets: %.3f%% left, %.3f%% before", rel[1], l.name, held.P95, before.P95)
+				}
 			}
 		}
 	}
+}
+
+// shifted returns img moved right by dx and down by dy pixels, the edges repeated.
+func shifted(img *imaging.Image, dx, dy int) *imaging.Image {
+	out := imaging.New(img.W(), img.H(), img.C)
+	for y := range img.H() {
+		src := img.Row(min(max(y-dy, 0), img.H()-1))
+		dst := out.Row(y)
+		for x := range img.W() {
+			sx := min(max(x-dx, 0), img.W()-1)
+			copy(dst[x*img.C:(x+1)*img.C], src[sx*img.C:(sx+1)*img.C])
+		}
+	}
+	return out
 }
 
 // TestLensCorrectionLeavesDeveloperExports: the flambient photos are Capture One

@@ -45,6 +45,13 @@ var mergeAlignOptions = align.Options{IdentityTolerance: 0.75, ResidualThreshold
 // is not a usable fit (no finite residual) is merged as shot, with a note, and so is
 // the whole set when it cannot be registered at all: a tripod set merges well
 // without alignment, and failing the order would help nobody.
+//
+// Brackets whose lens correction waits for the merge (see lensSteps) are first
+// registered as shot, with the identity tolerance divided by the most the
+// correction magnifies a motion: a set every bracket of which stays within it would
+// stay within the tolerance corrected too, so it merges as shot and the merge
+// corrects it. Otherwise the brackets are corrected now and registered corrected, as
+// always, so alignment only ever estimates and warps corrected frames.
 func alignStep(ctx context.Context, j *Job) error {
 	if len(j.Frames) < 2 {
 		return nil
@@ -53,10 +60,48 @@ func alignStep(ctx context.Context, j *Job) error {
 	narrowFrames(j)
 	imgs := frameImages(j)
 	ref := reference(j, imgs)
+	if c := pendingLens(j, false); c != nil {
+		opt := mergeAlignOptions
+		opt.IdentityTolerance /= c.MaxScale()
+		ts, err := align.Estimate(ctx, imgs, ref, opt)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil || asShot(ts) {
+			return registered(ctx, j, imgs, ts, err)
+		}
+		pendingLens(j, true)
+		idx := make([]int, len(j.Frames))
+		for i := range idx {
+			idx[i] = i
+		}
+		if err := correctFrames(ctx, j, c, idx, func(int) {}); err != nil {
+			return err
+		}
+		runtime.GC()
+		imgs = frameImages(j)
+	}
 	ts, err := align.Estimate(ctx, imgs, ref, mergeAlignOptions)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	return registered(ctx, j, imgs, ts, err)
+}
+
+// asShot reports whether every bracket is merged as shot: left by the estimate as
+// identity, or not registered reliably.
+func asShot(ts []align.Transform) bool {
+	for _, t := range ts {
+		if t.Model != align.ModelIdentity && !math.IsNaN(t.Residual) && !math.IsInf(t.Residual, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// registered warps the brackets by the transforms the estimate found (err is the
+// estimate's), noting those merged as shot.
+func registered(ctx context.Context, j *Job, imgs []*imaging.Image, ts []align.Transform, err error) error {
 	if err != nil {
 		j.Note(fmt.Sprintf("align: the brackets could not be registered (%v); merged as shot", err))
 		return nil
@@ -82,7 +127,8 @@ func alignStep(ctx context.Context, j *Job) error {
 }
 
 // mergeStep fuses the brackets into the working image and takes the reference
-// bracket's metadata for the output.
+// bracket's metadata for the output. A lens correction still pending (brackets merged
+// as shot) is applied to the merge, after the brackets are dropped.
 func mergeStep(ctx context.Context, j *Job) error {
 	if len(j.Frames) < 2 {
 		if len(j.Frames) == 1 {
@@ -99,9 +145,18 @@ func mergeStep(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	j.Image = out
 	j.Meta = j.Frames[ref].Meta
 	j.Frames = nil // the brackets' memory can go now
+	if c := pendingLens(j, true); c != nil {
+		// The brackets were merged as shot: the merge is corrected once, in their
+		// place (see lensSteps).
+		imgs = nil
+		runtime.GC()
+		if out, err = c.Apply(ctx, out); err != nil {
+			return err
+		}
+	}
+	j.Image = out
 	return nil
 }
 

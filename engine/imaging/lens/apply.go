@@ -74,6 +74,10 @@ func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*im
 			if imaging.Canceled(ctx) {
 				return
 			}
+			if fast && len(srcs) == 1 && srcs[0].Pix != nil {
+				c.rowF(y, gr, w, h, srcs[0].Pix, dsts[0].Pix[y*w*3:(y+1)*w*3])
+				continue
+			}
 			if fast {
 				c.place8(y, gr, w, h, tp, gn)
 				for i, src := range srcs {
@@ -283,6 +287,86 @@ func sample8(p []uint8, s int, tp []tap8, gain []int32, out []uint8) {
 			// Linear light to enc8's 1/16384 steps, gain applied and rounded.
 			e := (v*int(g) + 1<<12) >> 13
 			o[ch] = enc8[min(max(e, 0), enc8Steps)]
+		}
+	}
+}
+
+// gridRow interpolates row y of the map's grid into gr: the nodes of the grid rows
+// above and below it, gw nodes of 7 floats.
+func (c *Correction) gridRow(y int, gr []float32) {
+	gw := c.gw
+	j := y / gridStep
+	fy := float32(y-j*gridStep) / gridStep
+	j1 := min(j+1, c.gh-1)
+	a, b := c.grid[j*gw*7:(j+1)*gw*7], c.grid[j1*gw*7:(j1+1)*gw*7]
+	for k := range gr {
+		gr[k] = a[k] + fy*(b[k]-a[k])
+	}
+}
+
+// rowF resamples row y of one densely stored float32 frame p (w×h RGB, w and h at
+// least 2) into out, working out the positions as it goes: a frame corrected alone
+// gains nothing from keeping them, and the merge of a tripod set is corrected so.
+// Between two nodes every position moves by a constant per pixel; a segment whose
+// samples all lie inside the frame (nearly all) skips the clamping.
+func (c *Correction) rowF(y int, gr []float32, w, h int, p []float32, out []float32) {
+	c.gridRow(y, gr)
+	s := w * 3
+	xIn, yIn := float32(w-1), float32(h-1) // a block's top-left lies below these
+	for i := 0; i*gridStep < w; i++ {
+		n0 := gr[i*7 : i*7+7 : i*7+7]
+		n1 := n0
+		if i+1 < c.gw {
+			n1 = gr[(i+1)*7 : (i+1)*7+7 : (i+1)*7+7]
+		}
+		x0 := i * gridStep
+		n := min(gridStep, w-x0)
+		var v, d [7]float32
+		inside := true
+		for q := range 7 {
+			v[q] = n0[q]
+			d[q] = (n1[q] - n0[q]) * (1.0 / gridStep)
+			if q < 6 {
+				lim := xIn
+				if q&1 == 1 {
+					lim = yIn
+				}
+				last := v[q] + d[q]*float32(n-1)
+				inside = inside && v[q] >= 0 && last >= 0 && v[q] < lim && last < lim
+			}
+		}
+		o := out[x0*3 : (x0+n)*3 : (x0+n)*3]
+		if !inside {
+			for k := range n {
+				g := v[6]
+				for ch := range 3 {
+					a := place(v[2*ch], v[2*ch+1], w, h, s, ch)
+					q := p[a.off : a.off+a.dy+a.dx+1 : a.off+a.dy+a.dx+1]
+					top := q[0] + a.fx*(q[a.dx]-q[0])
+					bot := q[a.dy] + a.fx*(q[a.dy+a.dx]-q[a.dy])
+					o[k*3+ch] = (top + a.fy*(bot-top)) * g
+				}
+				for q := range v {
+					v[q] += d[q]
+				}
+			}
+			continue
+		}
+		for k := range n {
+			g := v[6]
+			for ch := range 3 {
+				sx, sy := v[2*ch], v[2*ch+1]
+				ix, iy := int(sx), int(sy)
+				fx, fy := sx-float32(ix), sy-float32(iy)
+				off := iy*s + ix*3 + ch
+				q := p[off : off+s+4 : off+s+4]
+				top := q[0] + fx*(q[3]-q[0])
+				bot := q[s] + fx*(q[s+3]-q[s])
+				o[k*3+ch] = (top + fy*(bot-top)) * g
+			}
+			for q := range v {
+				v[q] += d[q]
+			}
 		}
 	}
 }
