@@ -10,7 +10,7 @@
 //  3. Within a folder, photos are taken in capture order (EXIF DateTimeOriginal with
 //     sub-seconds) when every photo has one, else in name order.
 //  4. A photo joins the current scene when all of these hold: the scene has fewer than
-//     five frames; the camera is the same; it was taken within MaxGap of the end of
+//     MaxFrames (nine) frames; the camera is the same; it was taken within MaxGap of the end of
 //     the previous frame's exposure (so long exposures do not split a scene, and a
 //     photographer bracketing by hand still counts); its exposure (time × ISO ÷ f²,
 //     else its measured brightness) differs from every frame already in the scene (a
@@ -39,8 +39,10 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
-// MaxFrames is the most brackets a scene may have (the spec's 1 to 5 inputs).
-const MaxFrames = 5
+// MaxFrames is the most brackets a scene may have: photographers shoot up to nine,
+// and the window, hot folders and process merge them all (the API takes fewer
+// unless a studio raises api.max_inputs).
+const MaxFrames = 9
 
 // Options tune the rules. The zero value means the defaults.
 type Options struct {

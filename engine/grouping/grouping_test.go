@@ -155,14 +155,29 @@ func TestGroupRules(t *testing.T) {
 			photo("/s/a.jpg", "cam", at(0), 0.01, 0, 0, 0),
 			photo("/t/b.jpg", "cam", at(1), 0.04, 2, 0, 0),
 		}, [][]string{{"a"}, {"b"}}},
-		{"at most five frames", []Photo{
+		// A 7-bracket set was once cut at five, and the two frames left over (the
+		// brightest or darkest) merged into a black or white scene of their own.
+		{"seven brackets are one scene", []Photo{
 			photo("/s/1.jpg", "cam", at(0), 0, -3, 0, 0),
 			photo("/s/2.jpg", "cam", at(1), 0, -2, 0, 0),
 			photo("/s/3.jpg", "cam", at(2), 0, -1, 0, 0),
 			photo("/s/4.jpg", "cam", at(3), 0, 0, 0, 0),
 			photo("/s/5.jpg", "cam", at(4), 0, 1, 0, 0),
 			photo("/s/6.jpg", "cam", at(5), 0, 2, 0, 0),
-		}, [][]string{{"1", "2", "3", "4", "5"}, {"6"}}},
+			photo("/s/7.jpg", "cam", at(6), 0, 3, 0, 0),
+		}, [][]string{{"1", "2", "3", "4", "5", "6", "7"}}},
+		{"at most nine frames", []Photo{
+			photo("/s/1.jpg", "cam", at(0), 0, -5, 0, 0),
+			photo("/s/2.jpg", "cam", at(1), 0, -4, 0, 0),
+			photo("/s/3.jpg", "cam", at(2), 0, -3, 0, 0),
+			photo("/s/4.jpg", "cam", at(3), 0, -2, 0, 0),
+			photo("/s/5.jpg", "cam", at(4), 0, -1, 0, 0),
+			photo("/s/6.jpg", "cam", at(5), 0, 0, 0, 0),
+			photo("/s/7.jpg", "cam", at(6), 0, 1, 0, 0),
+			photo("/s/8.jpg", "cam", at(7), 0, 2, 0, 0),
+			photo("/s/9.jpg", "cam", at(8), 0, 3, 0, 0),
+			photo("/s/10.jpg", "cam", at(9), 0, 4, 0, 0),
+		}, [][]string{{"1", "2", "3", "4", "5", "6", "7", "8", "9"}, {"10"}}},
 		{"no EXIF: name order and look", []Photo{
 			photo("/s/IMG_10.png", "", time.Time{}, 0, nan, -1, 0),
 			photo("/s/IMG_9.png", "", time.Time{}, 0, nan, -3, 0),
