@@ -49,3 +49,30 @@ func BenchmarkReplace1MP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplaceEdges runs sky@4.0.0's matte and composite beside the refined ones on
+// the same exterior, for the cost of the edge refinement.
+func BenchmarkReplaceEdges(b *testing.B) {
+	for _, name := range []string{"1MP", "12MP"} {
+		var img *imaging.Image
+		if name == "1MP" {
+			img = imagingtest.LoadFile(b, testphotos.Path(b, "exteriors", "houses_117_frontal.jpg"))
+		} else {
+			img = photo12MP(b)
+		}
+		for _, legacy := range []bool{true, false} {
+			mode := "refined"
+			if legacy {
+				mode = "sky4.0.0"
+			}
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := replace(context.Background(), img, StyleLowCloud, legacy); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

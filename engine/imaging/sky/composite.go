@@ -87,29 +87,55 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		inv := 1 - al
 		if f0 != nil {
 			bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
+			k.decontaminate(src[i:i+3], dst[i:i+3], al, &sOld, &fLoc, &sNew)
+			continue
 		}
 		for ch := 0; ch < 3; ch++ {
-			v := src[i+ch]
-			if !(v >= 0) { // NaN or negative input
-				v = 0
-			} else if v > maxSample { // infinite
-				v = maxSample
-			}
-			var fg float32
-			if f0 != nil {
-				// The foreground colour F that best explains I = al*S + (1-al)*F, held
-				// towards the local ground colour as the pixel becomes mostly sky
-				// (least squares with a prior of weight fgPrior*al).
-				pw := fgPrior * al
-				f := (inv*(v-al*sOld[ch]) + pw*fLoc[ch]) / (inv*inv + pw)
-				fg = inv * max(0, min(f, max(v, fLoc[ch], 1)))
-			} else {
-				// The foreground's share, bounded by what a foreground can contribute.
-				fg = v - al*sOld[ch]
-				fg = max(0, min(fg, inv*max(v, 1)))
-			}
+			v := clampSample(src[i+ch])
+			// The foreground's share, bounded by what a foreground can contribute.
+			fg := v - al*sOld[ch]
+			fg = max(0, min(fg, inv*max(v, 1)))
 			dst[i+ch] = fg*k.gain[ch] + al*sNew[ch]
 		}
 	}
 	return sum
+}
+
+// clampSample maps NaN and negative input to 0 and bounds infinite input.
+func clampSample(v float32) float32 {
+	if !(v >= 0) {
+		return 0
+	}
+	return min(v, maxSample)
+}
+
+// decontaminate composites one pixel of sky alpha al over the new sky sNew, given the
+// local old sky sOld and the local ground colour fLoc. The foreground colour F is the
+// one that best explains I = al*S + (1-al)*F, held towards fLoc as the pixel becomes
+// mostly sky (least squares with a prior of weight fgPrior*al). What is left of the old
+// sky in F (its part along sOld - fLoc beyond the local ground's own) is then taken
+// out: it is spill from the sky, the pale or cyan rim a leaf or a roof edge would
+// otherwise keep over the new sky.
+func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, sNew *[3]float32) {
+	inv := 1 - al
+	pw := fgPrior * al
+	var f, u [3]float32
+	var uu, fu float32
+	for ch := 0; ch < 3; ch++ {
+		v := clampSample(src[ch])
+		f[ch] = (inv*(v-al*sOld[ch]) + pw*fLoc[ch]) / (inv*inv + pw)
+		f[ch] = max(0, min(f[ch], max(v, fLoc[ch], 1)))
+		u[ch] = sOld[ch] - fLoc[ch]
+		uu += u[ch] * u[ch]
+		fu += (f[ch] - fLoc[ch]) * u[ch]
+	}
+	if uu > 1e-6 && fu > 0 {
+		t := fu / uu
+		for ch := 0; ch < 3; ch++ {
+			f[ch] = max(0, f[ch]-t*u[ch])
+		}
+	}
+	for ch := 0; ch < 3; ch++ {
+		dst[ch] = inv*f[ch]*k.gain[ch] + al*sNew[ch]
+	}
 }

@@ -21,7 +21,7 @@ import (
 // colour instead of mixing the old sky into it.
 const (
 	bandBase     = 1.0 / 256 // half-width of the unknown band, of the long edge (at least 2 px)
-	bandBusy     = 1.0 / 48  // and where the ground next to the boundary is textured
+	bandBusy     = 1.0 / 16  // and how far it reaches into foliage
 	busyTex      = 0.03      // mean sRGB luma gradient from which the boundary counts as busy
 	busyWin      = 4         // radius of the texture window
 	busyCoh      = 0.45      // structure-tensor coherence above which texture runs one way (not foliage)
@@ -102,20 +102,53 @@ func (a *analysis) refine(ctx context.Context) error {
 	for i := range st {
 		boxMean(st[i], st[i], w, h, busyWin)
 	}
-	tex := st[0]
+	tex, busy := st[0], make([]bool, n)
 	for p := range tex {
 		a, b, c := st[1][p], st[2][p], st[3][p]
 		if tr := a + b; tr > 0 && ((a-b)*(a-b)+4*c*c)/(tr*tr) > busyCoh {
 			tex[p] = 0 // one direction: a roof line, siding, a fence
 		}
 	}
+	// The busy band: foliage pixels reached from the edge through foliage within rw
+	// steps, so that the sky seen through a canopy is found but a textured wall that
+	// merely lies near a tree is not.
+	bfs := make([]int32, 0, 1024)
+	depth := make([]int16, n)
+	for p := range edge {
+		if edge[p] && tex[p] > busyTex {
+			busy[p] = true
+			depth[p] = 1
+			bfs = append(bfs, int32(p))
+		}
+	}
+	for i := 0; i < len(bfs); i++ {
+		p := int(bfs[i])
+		if int(depth[p]) > rw {
+			continue
+		}
+		x, y := p%w, p/w
+		for _, q := range [4]int{p - 1, p + 1, p - w, p + w} {
+			if (q == p-1 && x == 0) || (q == p+1 && x == w-1) || (q == p-w && y == 0) || (q == p+w && y == h-1) {
+				continue
+			}
+			if !busy[q] && nearW[q] && tex[q] > busyTex {
+				busy[q] = true
+				depth[q] = depth[p] + 1
+				bfs = append(bfs, int32(q))
+			}
+		}
+	}
 	// The band: narrow everywhere, wide where busy. Only the busy part takes the colour
 	// model; along roof lines and walls the guided filter's edge stands.
-	unknown, busy := nearB, make([]bool, n)
-	for p := range unknown {
+	// The colours are sampled outside the narrow band only: inside a canopy the
+	// leaves themselves are the ground colour.
+	sample := make([]bool, n)
+	for p := range sample {
 		m := mask[p]
-		busy[p] = nearW[p] && tex[p] > busyTex
-		unknown[p] = nearB[p] || busy[p] || (m > 0.02 && m < 0.98)
+		sample[p] = !nearB[p] && (m <= 0.02 || m >= 0.98)
+	}
+	if debugRefine != nil {
+		debugRefine(w, h, busy, sample, mask)
 	}
 	// Local sky and ground colours over the sure pixels, at two scales.
 	rs, rl := 2*rb+2, 2*rw+2
@@ -128,7 +161,7 @@ func (a *analysis) refine(ctx context.Context) error {
 			row := g.Row(y)
 			for x := 0; x < w; x++ {
 				p := y*w + x
-				if unknown[p] {
+				if !sample[p] {
 					continue
 				}
 				o := 0
@@ -180,7 +213,7 @@ func (a *analysis) refine(ctx context.Context) error {
 				sr[x*3], sr[x*3+1], sr[x*3+2] = s[0], s[1], s[2]
 				fr[x*3], fr[x*3+1], fr[x*3+2] = f[0], f[1], f[2]
 				m := mask[p]
-				if !busy[p] || ws <= 1e-4 || wf <= 1e-4 {
+				if !busy[p] || wf <= 1e-4 {
 					out[p] = m
 					continue
 				}
@@ -226,3 +259,5 @@ func lumaS(px []float32) float32 {
 func refinedRadius(w, h int) int {
 	return max(1, int(math.Round(float64(max(w, h))*refineRadius)))
 }
+
+var debugRefine func(w, h int, busy, unknown []bool, mask []float32)
