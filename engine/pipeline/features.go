@@ -6,6 +6,7 @@ package pipeline
 func builtinFeatureSteps() []Step {
 	steps := lensSteps()
 	steps = append(steps, mergeSteps()...)
+	steps = append(steps, flambientSteps()...)
 	steps = append(steps, colorSteps()...)
 	steps = append(steps, eraserSteps()...)
 	steps = append(steps, perspectiveSteps()...)

@@ -345,6 +345,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 		if s.Name == StepDecode && len(j.Frames) > 0 {
 			// Actual sizes can differ from the records' (RAW develops); re-estimate.
 			framePx = int64(j.Frames[0].Image.W()) * int64(j.Frames[0].Image.H())
+			p.planFlash(steps, j) // flambient's default needs the decoded inputs
 			estimate()
 		}
 		if err := ctx.Err(); err != nil && i < len(steps)-1 {
@@ -364,7 +365,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 func stepMegapixels(step string, framePx int64, frames int) float64 {
 	mp := float64(framePx) / 1e6
 	switch step {
-	case StepDecode, StepLens, StepAlign, StepMerge:
+	case StepDecode, StepLens, StepAlign, StepMerge, StepFlambient:
 		return mp * float64(frames)
 	}
 	return mp

@@ -28,6 +28,7 @@ const (
 	StepLens           = "lens_correction"
 	StepAlign          = "align"
 	StepMerge          = "merge"
+	StepFlambient      = "flambient"
 	StepColor          = "color_correction"
 	StepMagicEraser    = "magic_eraser"
 	StepPerspective    = "perspective"
@@ -63,6 +64,9 @@ var slots = []slot{
 	{name: StepLens, feature: "lens correction", recipe: catalog.RecipeDevelop, stage: "correcting the lens", optional: true},
 	{name: StepAlign, feature: "auto HDR (bracket alignment)", recipe: catalog.RecipeDevelop, stage: "aligning brackets"},
 	{name: StepMerge, feature: "auto HDR (bracket merge)", recipe: catalog.RecipeDevelop, stage: "merging brackets"},
+	// Flambient takes the merge's place when a flash frame is among the inputs (see
+	// planFlash): it merges the ambient brackets and blends the flash frame in.
+	{name: StepFlambient, feature: "flash and ambient blending", recipe: catalog.RecipeDevelop, stage: "blending the flash frame", optional: true},
 	// Colour runs once, on the merge (or the single input), before anything edits
 	// content or applies a look.
 	{name: StepColor, feature: "colour correction", recipe: catalog.RecipeDevelop, stage: "correcting colour", optional: true},
