@@ -20,9 +20,9 @@ APT_PACKAGES := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxran
 	opencv-data xvfb xauth libimage-exiftool-perl imagemagick
 
 # Anchors for `make bench-anchors`: the tools our speed and quality are measured against.
-ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc
+ANCHOR_PACKAGES := imagemagick libvips-tools enfuse hugin-tools python3-opencv time bc gmic
 
-.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile bench-color anchor-setup fuzz vet fmt package deb tarball test-package clean
+.PHONY: setup build run serve test test-short test-clean bench bench-anchors bench-hostile bench-color bench-eraser anchor-setup fuzz vet fmt package deb tarball test-package clean
 
 setup: .setup-stamp
 .setup-stamp: Makefile
@@ -81,6 +81,11 @@ bench-hostile: setup
 # (needs python3-opencv, an anchor package), with a contact sheet of the interiors.
 bench-color: anchor-setup
 	SHEET=docs/color-contact-sheet.jpg bash scripts/bench-color.sh
+
+# The magic eraser beside OpenCV's, xphoto's and G'MIC's inpainting on synthetic holes
+# and object removals, with a contact sheet of the removals (anchor fills cached).
+bench-eraser: anchor-setup
+	SHEET=docs/eraser-contact-sheet.jpg bash scripts/bench-eraser.sh
 
 # The anchor tools, installed only for the benchmarks that compare against them.
 anchor-setup: setup
