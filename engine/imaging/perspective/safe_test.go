@@ -181,3 +181,37 @@ func coveredShare(h Homography, W, H int) float64 {
 	}
 	return float64(in) / float64(n)
 }
+
+// TestFrameOfKnownTransforms: a crop enlarged to the full frame keeps the square of
+// its width and stretches nothing; a keystone stretches.
+func TestFrameOfKnownTransforms(t *testing.T) {
+	const W, H = 300, 200
+	f, ok := frameOf(Identity, W, H)
+	if !ok || math.Abs(f.KeptArea-1) > 1e-9 || math.Abs(f.Stretch-1) > 1e-9 {
+		t.Errorf("identity: %+v", f)
+	}
+	// The centre 80 % of the width and height, enlarged to the frame.
+	s := 1 / 0.8
+	f, ok = frameOf(Homography{s, 0, -0.1 * W * s, 0, s, -0.1 * H * s, 0, 0, 1}, W, H)
+	if !ok || math.Abs(f.KeptArea-0.64) > 1e-9 || math.Abs(f.Stretch-1) > 1e-9 {
+		t.Errorf("centre crop: %+v, want kept 0.64, stretch 1", f)
+	}
+	m := Model{Width: W, Height: H, Focal: 200, Vertical: unit([3]float64{0, 1, -0.2}), Found: true}
+	total, _, err := m.plan(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok = frameOf(total, W, H)
+	if !ok || !(f.Stretch > 1.2) || !(f.KeptArea < 0.95) {
+		t.Errorf("an 11 degree keystone: %+v", f)
+	}
+	// Within limits that it passes, the correction stops at one of them.
+	lim := Limits{MaxRotationDeg: 5}
+	st, why := m.limit(1, lim)
+	if why == "" || math.Abs(m.RotationDeg()*st-5) > 1e-3 {
+		t.Errorf("limited to 5 degrees: strength %.4f (%.3f degrees), %q", st, m.RotationDeg()*st, why)
+	}
+	if st, why := m.limit(1, Limits{MaxRotationDeg: 30}); st != 1 || why != "" {
+		t.Errorf("within the limits: strength %v, %q", st, why)
+	}
+}
