@@ -9,6 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/catalog"
 )
 
 // Config is Porchlight's whole configuration. Every key can come from the config file,
@@ -28,6 +31,9 @@ type Config struct {
 		MaxConcurrentUploads int           `mapstructure:"max_concurrent_uploads"`
 		MaxStreams           int           `mapstructure:"max_streams"`
 		UploadIdleTimeout    time.Duration `mapstructure:"upload_idle_timeout"`
+		// MaxInputs is the most brackets an API order or batch scene takes: the
+		// spec's 5 by default; a studio may raise it to engine.MaxBrackets (9).
+		MaxInputs int `mapstructure:"max_inputs"`
 	} `mapstructure:"api"`
 
 	Limits struct {
@@ -71,6 +77,7 @@ func defaults() map[string]any {
 		"api.rate_limit":             true,
 		"api.max_concurrent_uploads": 8,
 		"api.max_streams":            16,
+		"api.max_inputs":             catalog.MaxInputs,
 		"api.upload_idle_timeout":    "30s",
 		"limits.max_upload_mb":       300,
 		"limits.max_megapixels":      120,
@@ -147,6 +154,9 @@ func LoadConfig(file string, flags *pflag.FlagSet) (*Config, *viper.Viper, error
 	}
 	if c.DataDir == "" {
 		return nil, nil, fmt.Errorf("config: data_dir is empty")
+	}
+	if c.API.MaxInputs < 1 || c.API.MaxInputs > engine.MaxBrackets {
+		return nil, nil, fmt.Errorf("config: api.max_inputs is %d; it takes 1 to %d brackets", c.API.MaxInputs, engine.MaxBrackets)
 	}
 	return &c, v, nil
 }

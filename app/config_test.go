@@ -73,3 +73,26 @@ func TestConfigBadFile(t *testing.T) {
 		t.Fatal("a malformed config must be an error")
 	}
 }
+
+// api.max_inputs keeps the spec's 5 by default; a studio may raise it up to nine.
+func TestConfigMaxInputs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	c, _, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.API.MaxInputs != 5 {
+		t.Fatalf("api.max_inputs defaults to %d, want 5", c.API.MaxInputs)
+	}
+	t.Setenv("PORCHLIGHT_API_MAX_INPUTS", "9")
+	if c, _, err = LoadConfig("", nil); err != nil || c.API.MaxInputs != 9 {
+		t.Fatalf("api.max_inputs 9: %v %+v", err, c)
+	}
+	for _, bad := range []string{"0", "10"} {
+		t.Setenv("PORCHLIGHT_API_MAX_INPUTS", bad)
+		if _, _, err := LoadConfig("", nil); err == nil {
+			t.Fatalf("api.max_inputs %s accepted", bad)
+		}
+	}
+}

@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/grouping"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/membudget"
 	"github.com/porchlight/porchlight/engine/pipeline"
@@ -29,15 +31,22 @@ func newProcessCommand(g *globalFlags) *cobra.Command {
 	var out string
 	var quiet bool
 	cmd := &cobra.Command{
-		Use:   "process [order flags] -o OUT FILE...",
+		Use:   "process [order flags] -o OUT FILE|FOLDER...",
 		Short: "Run one order on local files and write the result",
-		Long: "Runs one order (1 to 5 brackets of one scene) through the pipeline and writes the result.\n" +
+		Long: fmt.Sprintf("Runs one order (1 to %d brackets of one scene) through the pipeline and writes the result.\n", engine.MaxBrackets) +
+			"A folder given as an input stands for the photos in it. OUT is a file, or an existing\n" +
+			"folder to write the result into (named after the first bracket).\n" +
 			"Order options are flags named after the API's options with '_' written '-',\n" +
-			"e.g. --perspective --tonecraft --tonecraft-profile bright_airy --sky --sky-style clear.",
-		Args: cobra.RangeArgs(1, catalog.MaxInputs),
-		RunE: func(cmd *cobra.Command, files []string) error {
+			"e.g. --perspective --tonecraft --tonecraft-profile bright_airy --sky --sky-style clear.\n" +
+			"The server need not be stopped: process reads and writes only the files named.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return exitError{code: 2, msg: "-o OUT is required"}
+			}
+			files, err := bracketFiles(args)
+			if err != nil {
+				return err
 			}
 			cfg, err := load(cmd, g)
 			if err != nil {
@@ -60,24 +69,133 @@ func newProcessCommand(g *globalFlags) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "where to write the result (required)")
+	f.StringVarP(&out, "output", "o", "", "the result's file, or an existing folder to write it into (required)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	for _, p := range catalog.Params() {
 		name := strings.ReplaceAll(p.Name, "_", "-")
-		usage := p.Type
-		if len(p.Enum) > 0 {
-			usage = strings.Join(p.Enum, ", ")
-		}
-		if p.Name == "mask" {
-			usage = "PNG mask file (white marks what to erase)"
-		}
 		if p.Type == catalog.TypeBoolean {
-			f.Bool(name, false, "order option "+p.Name)
+			f.Bool(name, false, optionUsage(p))
 			continue
 		}
-		f.String(name, "", "order option "+p.Name+": "+usage)
+		f.String(name, "", optionUsage(p))
 	}
 	return cmd
+}
+
+// optionUsage describes an order option for --help from the option table: what it
+// does (its features), the values it takes and its default.
+func optionUsage(p catalog.Param) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "order option %s", p.Name)
+	if len(p.Features) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(p.Features, ", "))
+	}
+	var values string
+	switch {
+	case p.Name == "mask":
+		values = "a PNG mask file; white marks what to erase"
+	case len(p.Enum) > 0:
+		values = "one of " + strings.Join(p.Enum, ", ")
+	case p.Type == catalog.TypeBoolean:
+		values = "true or false"
+	case p.Min != nil && p.Max != nil:
+		values = fmt.Sprintf("%s from %g to %g", p.Type, *p.Min, *p.Max)
+	case p.Type == "array":
+		values = "a comma-separated list"
+	case p.MaxLength > 0:
+		values = fmt.Sprintf("text of up to %d characters", p.MaxLength)
+	default:
+		values = p.Type
+	}
+	if keys := presetKeys(p.Name); len(keys) > 0 {
+		values = "a preset: one of " + strings.Join(keys, ", ")
+	}
+	fmt.Fprintf(&b, "; %s", values)
+	switch d := p.Default.(type) {
+	case nil:
+	case []string:
+		fmt.Fprintf(&b, "; default %s", strings.Join(d, ","))
+	default:
+		fmt.Fprintf(&b, "; default %v", d)
+	}
+	return b.String()
+}
+
+// presetKeys lists the presets a preset-naming option takes.
+func presetKeys(option string) []string {
+	feature := map[string]string{"tonecraft_profile": "tonecraft", "staging_preset": "indoor_staging"}[option]
+	if feature == "" {
+		return nil
+	}
+	list, err := catalog.Presets(feature)
+	if err != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(list))
+	for _, p := range list {
+		keys = append(keys, p.Key)
+	}
+	return keys
+}
+
+// bracketFiles turns the command line's inputs into the brackets of one scene: a
+// folder stands for the photos in it (in name order). At most engine.MaxBrackets.
+func bracketFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, exitError{code: 1, msg: fmt.Sprintf("%s: %v", a, err)}
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		in, err := grouping.Expand([]string{a})
+		if err != nil {
+			return nil, exitError{code: 1, msg: fmt.Sprintf("%s: %v", a, err)}
+		}
+		if len(in) == 0 {
+			return nil, exitError{code: 2, msg: fmt.Sprintf("%s: the folder has no photos", a)}
+		}
+		files = append(files, in...)
+	}
+	if len(files) > engine.MaxBrackets {
+		return nil, exitError{code: 2, msg: fmt.Sprintf("FILE arguments: a scene takes 1 to %d brackets, got %d photos", engine.MaxBrackets, len(files))}
+	}
+	return files, nil
+}
+
+// outputPath is where the result goes: into out when it is an existing folder
+// (named after the first bracket, with the format's extension), else out itself,
+// whose folder must exist. Checked before the merge, which can take minutes.
+func outputPath(out, first, format string) (string, error) {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		base := strings.TrimSuffix(filepath.Base(first), filepath.Ext(first))
+		return filepath.Join(out, base+formatExt(format)), nil
+	}
+	if strings.HasSuffix(out, string(filepath.Separator)) || strings.HasSuffix(out, "/") {
+		return "", exitError{code: 2, msg: fmt.Sprintf("-o: the folder %s does not exist", out)}
+	}
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", exitError{code: 2, msg: fmt.Sprintf("-o: the folder %s does not exist", dir)}
+	}
+	if !st.IsDir() {
+		return "", exitError{code: 2, msg: fmt.Sprintf("-o: %s is not a folder", dir)}
+	}
+	return out, nil
+}
+
+func formatExt(format string) string {
+	switch format {
+	case "png":
+		return ".png"
+	case "webp":
+		return ".webp"
+	}
+	return ".jpg"
 }
 
 type processRequest struct {
@@ -117,7 +235,7 @@ func runProcess(ctx context.Context, req processRequest) error {
 	if err != nil {
 		return exitError{code: 2, msg: flagError(err)}
 	}
-	resolved, err := catalog.ResolveScene(opts, false, len(req.files))
+	resolved, err := engine.ResolveBrackets(opts, false, len(req.files))
 	if err != nil {
 		return exitError{code: 2, msg: flagError(err)}
 	}
@@ -126,6 +244,9 @@ func runProcess(ctx context.Context, req processRequest) error {
 		if f := formatFromExt(req.out); f != "" {
 			resolved.Format = f
 		}
+	}
+	if req.out, err = outputPath(req.out, req.files[0], resolved.Format); err != nil {
+		return err
 	}
 
 	ids := make([]string, len(req.files))

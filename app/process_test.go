@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -132,5 +134,110 @@ func TestProcessDevelopsACameraRaw(t *testing.T) {
 	}
 	if sumG <= sumB || sumG <= sumR*0.9 {
 		t.Errorf("mean R/G/B %.0f/%.0f/%.0f: the (green) tree did not come out green", sumR, sumG, sumB)
+	}
+}
+
+// nineBrackets copies living_room_windows (five frames) into a folder of nine,
+// repeating four of the frames under new names, as a 9-bracket sequence.
+func nineBrackets(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(testphotos.Dir(t), "brackets", "living_room_windows")
+	names, err := filepath.Glob(filepath.Join(src, "*.png"))
+	if err != nil || len(names) != 5 {
+		t.Fatalf("living_room_windows: %v %v", names, err)
+	}
+	dir := t.TempDir()
+	for i := 0; i < 9; i++ {
+		b, err := os.ReadFile(names[i%5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("frame_%d.png", i+1)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Nine brackets given as a folder merge into one photo, written into the -o folder
+// under the first bracket's name; a tenth is refused.
+func TestProcessMergesNineBracketsFromAFolder(t *testing.T) {
+	in := nineBrackets(t)
+	out := t.TempDir()
+	img := processTo(t, filepath.Join(out, "frame_1.jpg"), jpeg.Decode, "-q", "-o", out, in)
+	b := img.Bounds()
+	if b.Dx() != 1024 || b.Dy() != 680 {
+		t.Fatalf("output is %v, want 1024x680", b)
+	}
+	var sum float64
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			_, g, _, _ := img.At(x, y).RGBA()
+			sum += float64(g >> 8)
+			n++
+		}
+	}
+	if mean := sum / float64(n); mean < 60 || mean > 200 {
+		t.Fatalf("mean green %.0f: the merge of nine is not a normally exposed photo", mean)
+	}
+	extra := filepath.Join(in, "frame_10.png")
+	b10, _ := os.ReadFile(filepath.Join(in, "frame_1.png"))
+	os.WriteFile(extra, b10, 0o600)
+	_, _, err := runCLI(t, "process", "-q", "-o", out, in)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "1 to 9") {
+		t.Fatalf("ten brackets: want exit 2 naming the limit, got %v", err)
+	}
+}
+
+// A missing output folder is reported before any input is read (so before a merge
+// that can take minutes): the input here is not even a photo.
+func TestProcessMissingOutputFolderFailsFirst(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.jpg")
+	os.WriteFile(bad, []byte("not a photo at all"), 0o600)
+	missing := filepath.Join(t.TempDir(), "no", "such")
+	for _, out := range []string{filepath.Join(missing, "o.jpg"), missing + string(filepath.Separator)} {
+		_, _, err := runCLI(t, "process", "-q", "-o", out, bad)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "does not exist") {
+			t.Fatalf("-o %s: want exit 2 saying the folder does not exist, got %v", out, err)
+		}
+	}
+}
+
+// --help explains every order option from the option table: its features, values
+// and default.
+func TestProcessHelpDescribesEveryOption(t *testing.T) {
+	stdout, _, err := runCLI(t, "process", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range catalog.Params() {
+		flag := "--" + strings.ReplaceAll(p.Name, "_", "-")
+		var line string
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.Contains(l, flag+" ") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("%s missing from --help", flag)
+			continue
+		}
+		for _, v := range p.Enum {
+			if !strings.Contains(line, v) {
+				t.Errorf("%s: value %s not named: %s", flag, v, line)
+			}
+		}
+		if p.Min != nil && !strings.Contains(line, fmt.Sprintf("from %g to %g", *p.Min, *p.Max)) {
+			t.Errorf("%s: range not named: %s", flag, line)
+		}
+		for _, f := range p.Features {
+			if !strings.Contains(line, f) {
+				t.Errorf("%s: feature %s not named: %s", flag, f, line)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "tonecraft_profile") || !strings.Contains(stdout, "bright_airy") {
+		t.Error("--tonecraft-profile does not list its presets")
 	}
 }

@@ -126,6 +126,7 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 			MaxConcurrentUploads: cfg.API.MaxConcurrentUploads,
 			UploadIdleTimeout:    cfg.API.UploadIdleTimeout,
 			MaxStreams:           cfg.API.MaxStreams,
+			MaxInputs:            cfg.API.MaxInputs,
 		}, localapi.Deps{Keys: sys.keys, Assets: sys.assets, Engine: sys.engine, Available: sys.available})
 		if err != nil {
 			return nil, err

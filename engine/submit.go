@@ -19,6 +19,21 @@ const (
 	MaxBatchNameLen = 200
 )
 
+// MaxBrackets is the most brackets one scene takes from the window, hot folders
+// and process: photographers shoot up to nine. The API keeps catalog.MaxInputs
+// (the spec's 5) unless a studio raises its own limit, which it checks itself.
+const MaxBrackets = 9
+
+// ResolveBrackets is catalog.ResolveScene for a scene of up to MaxBrackets
+// brackets: the catalog's rules for n inputs (magic eraser takes one; more than one
+// turns colour and lens correction on) hold alike for any n above one.
+func ResolveBrackets(o core.Options, inBatch bool, n int) (core.Resolved, error) {
+	if n < 1 || n > MaxBrackets {
+		return core.Resolved{}, core.Invalid("inputs", "needs 1 to %d asset ids (the brackets of one scene), got %d", MaxBrackets, n)
+	}
+	return catalog.ResolveScene(o, inBatch, min(n, catalog.MaxInputs))
+}
+
 // Scene is one scene of a batch: its brackets and the options it overrides.
 type Scene struct {
 	Inputs  []string
@@ -178,14 +193,14 @@ func (e *Engine) SubmitBatch(ctx context.Context, owner string, b BatchRequest, 
 	return e.Batch(ctx, owner, batch.ID)
 }
 
-// validateScene checks one order's or scene's inputs and options: 1 to 5 inputs, each
+// validateScene checks one order's or scene's inputs and options: 1 to MaxBrackets inputs, each
 // a UUID naming a ready upload of owner (outputs, exports and masks refused); options
 // resolved by the catalog; the magic eraser's mask an owned ready mask. It returns
 // the inputs normalised to lower case and the resolved options.
 func (e *Engine) validateScene(owner string, inputs []string, opts core.Options, inBatch bool) ([]string, core.Resolved, error) {
-	if len(inputs) < 1 || len(inputs) > catalog.MaxInputs {
+	if len(inputs) < 1 || len(inputs) > MaxBrackets {
 		return nil, core.Resolved{}, core.Invalid("inputs",
-			"needs 1 to %d asset ids (the brackets of one scene), got %d", catalog.MaxInputs, len(inputs))
+			"needs 1 to %d asset ids (the brackets of one scene), got %d", MaxBrackets, len(inputs))
 	}
 	ins := make([]string, len(inputs))
 	for i, id := range inputs {
@@ -200,7 +215,7 @@ func (e *Engine) validateScene(owner string, inputs []string, opts core.Options,
 			}
 		}
 	}
-	res, err := catalog.ResolveScene(opts, inBatch, len(ins))
+	res, err := ResolveBrackets(opts, inBatch, len(ins))
 	if err != nil {
 		return nil, core.Resolved{}, err
 	}

@@ -42,8 +42,8 @@ func TestSubmitValidation(t *testing.T) {
 		field  string
 		reason string
 	}{
-		{"no inputs", nil, core.Options{}, "inputs", "1 to 5"},
-		{"six inputs", []string{in, in, in, in, in, in}, core.Options{}, "inputs", "got 6"},
+		{"no inputs", nil, core.Options{}, "inputs", "1 to 9"},
+		{"ten inputs", []string{in, in, in, in, in, in, in, in, in, in}, core.Options{}, "inputs", "got 10"},
 		{"malformed uuid", []string{in, "not-a-uuid"}, core.Options{}, "inputs[1]", "UUID"},
 		{"repeated input", []string{in, strings.ToUpper(in)}, core.Options{}, "inputs[1]", "repeats"},
 		{"unknown asset", []string{unknown}, core.Options{}, "inputs[0]", "not found"},

@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/porchlight/porchlight/core"
@@ -197,10 +198,10 @@ func (s *Server) routeTable() []Route {
 			{
 				Method: http.MethodPost, Path: "/v1/orders", Status: http.StatusCreated,
 				Summary: "Submit an order",
-				Description: "One scene: 1 to 5 ready uploads (the exposure brackets) and the options of any features. " +
+				Description: fmt.Sprintf("One scene: 1 to %d ready uploads (the exposure brackets) and the options of any features. ", s.cfg.MaxInputs) +
 					"The order runs in the background; follow it with GET /v1/orders/{id} or its event stream.",
 				Headers:  []Param{idempotencyHeader},
-				Request:  orderRequestSchema(),
+				Request:  orderRequestSchema(s.cfg.MaxInputs),
 				Response: orderCreated{},
 				Errors:   []int{http.StatusConflict},
 				Handle:   s.submitOrder,
@@ -229,7 +230,7 @@ func (s *Server) routeTable() []Route {
 					"invalid scene refuses everything with 400 naming it (scenes[i].field). Each scene becomes an order. " +
 					"style_clause is not accepted in batches. Counts as one write.",
 				Headers:  []Param{idempotencyHeader},
-				Request:  batchRequestSchema(),
+				Request:  batchRequestSchema(s.cfg.MaxInputs),
 				Response: core.BatchAggregate{},
 				Errors:   []int{http.StatusConflict},
 				Handle:   s.submitBatch,
@@ -311,6 +312,9 @@ func (s *Server) routeTable() []Route {
 				Stream:       s.serveWS,
 			},
 		}...)
+		if rt, ok := ordersListRoute(s); ok {
+			rs = append(rs, rt)
+		}
 	}
 	return rs
 }

@@ -18,7 +18,7 @@ func (s *Server) submitBatch(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	req, err := batchOf(fields)
+	req, err := s.batchOf(fields)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Server) cancelBatch(r *http.Request) (int, any, error) {
 
 // batchOf splits a batch body into its name, shared options and scenes. Scene
 // errors are prefixed with their position ("scenes[3].quality").
-func batchOf(fields map[string]json.RawMessage) (engine.BatchRequest, error) {
+func (s *Server) batchOf(fields map[string]json.RawMessage) (engine.BatchRequest, error) {
 	var req engine.BatchRequest
 	shared := make(map[string]json.RawMessage, len(fields))
 	for k, v := range fields {
@@ -88,7 +88,7 @@ func batchOf(fields map[string]json.RawMessage) (engine.BatchRequest, error) {
 		if err := json.Unmarshal(sr, &sf); err != nil || sf == nil {
 			return req, core.Invalid(prefix, "must be an object with inputs and any option it overrides")
 		}
-		inputs, opts, err := sceneOf(sf)
+		inputs, opts, err := s.sceneOf(sf)
 		if err != nil {
 			return req, core.WithPrefix(prefix, err)
 		}
@@ -97,9 +97,9 @@ func batchOf(fields map[string]json.RawMessage) (engine.BatchRequest, error) {
 	return req, nil
 }
 
-func batchRequestSchema() Schema {
+func batchRequestSchema(maxInputs int) Schema {
 	scene := optionSchemas()
-	scene["inputs"] = inputsSchema()
+	scene["inputs"] = inputsSchema(maxInputs)
 	delete(scene, "style_clause")
 	shared := optionSchemas()
 	delete(shared, "style_clause")

@@ -36,7 +36,7 @@ func (s *Server) submitOrder(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	inputs, opts, err := sceneOf(fields)
+	inputs, opts, err := s.sceneOf(fields)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -75,14 +75,19 @@ func decodeFields(r *http.Request) (map[string]json.RawMessage, error) {
 
 // sceneOf splits an order's (or a batch scene's) members into its inputs and its
 // options. Errors name the field relative to the object.
-func sceneOf(fields map[string]json.RawMessage) ([]string, core.Options, error) {
+func (s *Server) sceneOf(fields map[string]json.RawMessage) ([]string, core.Options, error) {
 	raw, ok := fields["inputs"]
 	if !ok || isNull(raw) {
-		return nil, core.Options{}, core.Invalid("inputs", "required: 1 to %d asset ids (the brackets of one scene)", catalog.MaxInputs)
+		return nil, core.Options{}, core.Invalid("inputs", "required: 1 to %d asset ids (the brackets of one scene)", s.cfg.MaxInputs)
 	}
 	inputs, err := stringList("inputs", raw)
 	if err != nil {
 		return nil, core.Options{}, err
+	}
+	// The engine takes up to engine.MaxBrackets for the window and hot folders;
+	// the API keeps its own, configurable, limit.
+	if n := len(inputs); n < 1 || n > s.cfg.MaxInputs {
+		return nil, core.Options{}, core.Invalid("inputs", "needs 1 to %d asset ids (the brackets of one scene), got %d", s.cfg.MaxInputs, n)
 	}
 	rest := make(map[string]json.RawMessage, len(fields))
 	for k, v := range fields {
@@ -156,14 +161,14 @@ func optionSchemas() Schema {
 	return props
 }
 
-func inputsSchema() Schema {
-	return Schema{"type": "array", "minItems": 1, "maxItems": catalog.MaxInputs,
+func inputsSchema(maxInputs int) Schema {
+	return Schema{"type": "array", "minItems": 1, "maxItems": maxInputs,
 		"items":       Schema{"type": "string", "format": "uuid"},
 		"description": "ready uploads owned by the key: the exposure brackets of one scene"}
 }
 
-func orderRequestSchema() Schema {
+func orderRequestSchema(maxInputs int) Schema {
 	props := optionSchemas()
-	props["inputs"] = inputsSchema()
+	props["inputs"] = inputsSchema(maxInputs)
 	return Schema{"type": "object", "required": []any{"inputs"}, "properties": props, "additionalProperties": false}
 }

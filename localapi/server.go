@@ -14,6 +14,7 @@ import (
 
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/engine"
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/keys"
 )
 
@@ -55,6 +56,11 @@ type Config struct {
 	// PingInterval is how often SSE streams and WebSocket connections send a ping;
 	// DefaultPingInterval when 0.
 	PingInterval time.Duration
+
+	// MaxInputs is the most brackets one order or batch scene takes through the
+	// API: catalog.MaxInputs (the spec's 5) when 0; a studio may raise it up to
+	// engine.MaxBrackets (config api.max_inputs).
+	MaxInputs int
 
 	// MaxConcurrentUploads caps the upload bodies (PUTs to the signed addresses of
 	// its assets) one key sends at once; the next answers 429.
@@ -147,6 +153,12 @@ func newServer(cfg Config, deps Deps, extra func(*Server) []Route) (*Server, err
 	}
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.MaxInputs <= 0 {
+		cfg.MaxInputs = catalog.MaxInputs
+	}
+	if cfg.MaxInputs > engine.MaxBrackets {
+		return nil, fmt.Errorf("localapi: MaxInputs %d is over the engine's %d brackets", cfg.MaxInputs, engine.MaxBrackets)
 	}
 	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, now: cfg.Clock, stopping: make(chan struct{})}
 	if s.log == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/catalog"
 )
 
@@ -228,8 +229,8 @@ func (c *Config) check() error {
 		c.Grouping = GroupAuto
 	case GroupAuto, GroupSubfolder:
 	case GroupCount:
-		if c.Count < 1 || c.Count > catalog.MaxInputs {
-			return bad("grouping", "count:N takes N from 1 to %d", catalog.MaxInputs)
+		if c.Count < 1 || c.Count > engine.MaxBrackets {
+			return bad("grouping", "count:N takes N from 1 to %d", engine.MaxBrackets)
 		}
 	default:
 		return bad("grouping", "must be auto, count:N or subfolder, got %q", c.Grouping)
@@ -342,8 +343,8 @@ func parseGrouping(g string) (string, int, error) {
 	g = strings.ToLower(strings.TrimSpace(g))
 	if n, ok := strings.CutPrefix(g, "count:"); ok {
 		v, err := strconv.Atoi(strings.TrimSpace(n))
-		if err != nil || v < 1 || v > catalog.MaxInputs {
-			return "", 0, bad("grouping", "count:N takes N from 1 to %d, got %q", catalog.MaxInputs, n)
+		if err != nil || v < 1 || v > engine.MaxBrackets {
+			return "", 0, bad("grouping", "count:N takes N from 1 to %d, got %q", engine.MaxBrackets, n)
 		}
 		return GroupCount, v, nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	journal "github.com/porchlight/porchlight/app/hotfolder/store"
-	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/grouping"
 )
 
@@ -111,9 +111,9 @@ func (f *folder) group(domain string, rels []string, holes map[string]*journal.H
 		}
 		slices.SortFunc(s.Extras, func(a, b journal.FileRef) int { return compareNatural(a.Rel, b.Rel) })
 		switch {
-		case len(s.Files) > catalog.MaxInputs:
+		case len(s.Files) > engine.MaxBrackets:
 			s.Stage, s.Outcome, s.ErrorCode = journal.StageFinished, journal.OutcomeFailed, "too_many_inputs"
-			s.Error = fmt.Sprintf("the subfolder %s has %d photos; a scene takes 1 to %d brackets", domain, len(s.Files), catalog.MaxInputs)
+			s.Error = fmt.Sprintf("the subfolder %s has %d photos; a scene takes 1 to %d brackets", domain, len(s.Files), engine.MaxBrackets)
 			s.Finished = now
 		case sg.problem != "":
 			s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = journal.StageFinished, journal.OutcomeFailed, codeBracketsMissing, sg.problem, now

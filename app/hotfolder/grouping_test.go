@@ -202,13 +202,16 @@ func TestSubfolderGrouping(t *testing.T) {
 	for i, n := range kimBrackets {
 		drop(t, c.Input, "dining/"+n, frames[i])
 	}
-	for i := range 6 {
+	for i := range 10 { // a scene takes up to nine brackets
 		drop(t, c.Input, fmt.Sprintf("toomany/f%d.jpg", i), frames[i%4])
+	}
+	for i := range 7 {
+		drop(t, c.Input, fmt.Sprintf("seven/s%d.jpg", i), frames[i%4])
 	}
 	drop(t, c.Input, "tree/tree.CRW", readPhoto(t, "raw", "CRW.CRW"))
 	drop(t, c.Input, "tree/tree.JPG", frames[0])
 	drop(t, c.Input, "loose.jpg", frames[2])
-	waitFor(t, 2*time.Minute, "four scenes", func() bool { return e.settledCount("studio") == 4 })
+	waitFor(t, 2*time.Minute, "five scenes", func() bool { return e.settledCount("studio") == 5 })
 
 	scs := scenesByLabel(t, c)
 	var dining []string
@@ -225,11 +228,14 @@ func TestSubfolderGrouping(t *testing.T) {
 	if sc := scs["loose"]; !slices.Equal(inputPaths(sc), []string{"loose.jpg"}) || sc.Status != "completed" {
 		t.Fatalf("loose: %+v", sc)
 	}
-	if sc := scs["toomany"]; sc.ErrorCode != "too_many_inputs" || !strings.Contains(sc.Error, "6 photos") || sc.OrderID != "" {
+	if sc := scs["seven"]; len(sc.Inputs) != 7 || sc.Status != e.wantBrackets() {
+		t.Fatalf("seven brackets are one scene: %+v", sc)
+	}
+	if sc := scs["toomany"]; sc.ErrorCode != "too_many_inputs" || !strings.Contains(sc.Error, "10 photos") || sc.OrderID != "" {
 		t.Fatalf("toomany: %+v", sc)
 	}
 	in := filesIn(t, c.Input)
-	for _, want := range []string{"_done/tree/tree.CRW", "_done/tree/tree.JPG", "_errors/toomany/f5.jpg", "_done/loose.jpg"} {
+	for _, want := range []string{"_done/tree/tree.CRW", "_done/tree/tree.JPG", "_errors/toomany/f9.jpg", "_done/loose.jpg"} {
 		if !slices.Contains(in, want) {
 			t.Fatalf("input folder lacks %s: %v", want, in)
 		}
