@@ -1,6 +1,14 @@
 package sky
 
-import "github.com/porchlight/porchlight/engine/imaging"
+import (
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// spillLine is how far from the ground-to-sky line (of the spill's length) a colour
+// may lie and still count as spill.
+const spillLine = 0.25
 
 // compositor blends the new sky into the photo, one full-resolution row at a time.
 //
@@ -130,7 +138,16 @@ func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, s
 		fu += (f[ch] - fLoc[ch]) * u[ch]
 	}
 	if uu > 1e-6 && fu > 0 {
+		// Only what reads as a mix with the old sky is spill: a colour off the line
+		// from the ground to the sky (a shadowed wall lit blue by the sky, a sky-grey
+		// flashing seen flat) is the surface's own and is kept.
 		t := fu / uu
+		var res float32
+		for ch := 0; ch < 3; ch++ {
+			e := f[ch] - fLoc[ch] - t*u[ch]
+			res += e * e
+		}
+		t *= float32(math.Exp(float64(-res / (spillLine*spillLine*t*t*uu + 1e-9))))
 		for ch := 0; ch < 3; ch++ {
 			f[ch] = max(0, f[ch]-t*u[ch])
 		}

@@ -24,12 +24,13 @@ const (
 	bandBusy     = 1.0 / 16  // and how far it reaches into foliage
 	busyTex      = 0.03      // mean sRGB luma gradient from which the boundary counts as busy
 	busyWin      = 4         // radius of the texture window
+	busyLuma     = 0.8       // a canopy's surroundings are darker than this share of the sky's luma
 	busyCoh      = 0.45      // structure-tensor coherence above which texture runs one way (not foliage)
 	spreadSigma  = 0.04      // sky-ground difference (linear) at which the colour model is half trusted
 	offLine      = 0.3       // distance from the sky-ground segment, of its length, that drops the colour model
 	refineRadius = 1.0 / 512 // guided filter window after the refinement, of the long edge (at least 1 px)
 	refineEps    = 1e-4      // and its regularisation
-	refineLo     = 0.02      // stretch of the refined alpha
+	refineLo     = 0         // stretch of the refined alpha
 	refineHi     = 0.98
 	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
 	largeShare   = 0.1  // weight of the wide window's colours against the narrow one's
@@ -77,7 +78,7 @@ func (a *analysis) refine(ctx context.Context) error {
 	nearB, nearW := dilate(edge, w, h, rb), dilate(edge, w, h, rw)
 	// Texture and structure-tensor coherence of the ground near the boundary: foliage
 	// is textured with gradients every way, roofs and walls are smooth or run one way.
-	var st [4][]float32 // |grad|, gx^2, gy^2, gx*gy
+	var st [5][]float32 // |grad|, gx^2, gy^2, gx*gy, luma
 	for i := range st {
 		st[i] = make([]float32, n)
 	}
@@ -86,11 +87,15 @@ func (a *analysis) refine(ctx context.Context) error {
 			r0, r1 := g.Row(y), g.Row(min(y+1, h-1))
 			for x := 0; x < w; x++ {
 				p := y*w + x
-				if !nearW[p] || hard[p] {
-					continue // the texture of the ground only
+				if !nearW[p] {
+					continue
 				}
 				i, j := x*g.C, min(x+1, w-1)*g.C
 				l := lumaS(r0[i:])
+				st[4][p] = l
+				if hard[p] {
+					continue // the texture of the ground only
+				}
 				gx, gy := lumaS(r0[j:])-l, lumaS(r1[i:])-l
 				st[0][p] = abs32(gx) + abs32(gy)
 				st[1][p], st[2][p], st[3][p] = gx*gx, gy*gy, gx*gy
@@ -103,10 +108,14 @@ func (a *analysis) refine(ctx context.Context) error {
 		boxMean(st[i], st[i], w, h, busyWin)
 	}
 	tex, busy := st[0], make([]bool, n)
+	skyL := lumaS(a.oldMean[:])
 	for p := range tex {
 		a, b, c := st[1][p], st[2][p], st[3][p]
 		if tr := a + b; tr > 0 && ((a-b)*(a-b)+4*c*c)/(tr*tr) > busyCoh {
 			tex[p] = 0 // one direction: a roof line, siding, a fence
+		}
+		if st[4][p] > busyLuma*skyL {
+			tex[p] = 0 // brighter than a canopy against this sky: stucco, gravel, a lit wall
 		}
 	}
 	// The busy band: foliage pixels reached from the edge through foliage within rw
