@@ -225,7 +225,7 @@ func TestFlambientPairs(t *testing.T) {
 	dir := filepath.Join(testphotos.Dir(t), "flambient")
 	p := New(Config{Logger: quiet()})
 	var sheet [][3]*imaging.Image
-	t.Logf("%-9s | %-22s | %-6s | %-27s | %-27s | %-23s | %s", "pair", "neutral C* amb/fl/ours", "window",
+	t.Logf("%-9s | %-22s | %-9s | %-6s | %-27s | %-27s | %-23s | %s", "pair", "neutral C* amb/fl/ours", "blend only", "window",
 		"window clip amb/fl/ours", "window contrast amb/fl/ours", "shadow edges fl/ours", "hot spots fl/ours")
 	for _, pair := range flambientPairs {
 		name := pair[0][:8]
@@ -241,11 +241,14 @@ func TestFlambientPairs(t *testing.T) {
 		flash := imagingtest.Shrink(flambientDecode(t, fp), 4)
 		ours := imagingtest.Shrink(out, 4)
 		fa, ff, fo := measureFlambient(amb, flash, amb), measureFlambient(amb, flash, flash), measureFlambient(amb, flash, ours)
-		t.Logf("%-9s | %6.2f %6.2f %6.2f   | %5.1f%% | %7.3f %7.3f %7.3f     | %7.4f %7.4f %7.4f     | %8.4f %8.4f     | %8.5f %8.5f",
-			name, fa.neutral, ff.neutral, fo.neutral, 100*fo.winShare, fa.winClip, ff.winClip, fo.winClip,
+		// The blend alone, without the colour correction that follows it.
+		plain, _ := developPair(t, p, name+"-plain", core.Options{Quality: ptr(95), ColorCorrection: ptr(false)}, ap, fp)
+		np := colortest.NeutralChroma(flash, imagingtest.Shrink(plain, 4), 2)
+		t.Logf("%-9s | %6.2f %6.2f %6.2f   | %9.2f | %5.1f%% | %7.3f %7.3f %7.3f     | %7.4f %7.4f %7.4f     | %8.4f %8.4f     | %8.5f %8.5f",
+			name, fa.neutral, ff.neutral, fo.neutral, np, 100*fo.winShare, fa.winClip, ff.winClip, fo.winClip,
 			fa.winContrast, ff.winContrast, fo.winContrast, ff.shadowEdges, fo.shadowEdges, ff.hotSpots, fo.hotSpots)
-		if fo.neutral > ff.neutral+1 || fo.neutral > 0.6*fa.neutral {
-			t.Errorf("%s: neutral surfaces C* %.2f (flash %.2f, ambient %.2f)", name, fo.neutral, ff.neutral, fa.neutral)
+		if fo.neutral > ff.neutral+1 || fo.neutral > 0.6*fa.neutral || np > ff.neutral+1 {
+			t.Errorf("%s: neutral surfaces C* %.2f, %.2f without colour correction (flash %.2f, ambient %.2f)", name, fo.neutral, np, ff.neutral, fa.neutral)
 		}
 		// The windows are as open as the darkest frame's, and show the view.
 		if fo.winShare > 0.005 && (fo.winClip > ff.winClip+0.1 || fo.winContrast < 0.5*ff.winContrast || fo.winContrast < 2*fa.winContrast) {
@@ -287,4 +290,89 @@ func writeFlambientSheet(t *testing.T, path string, rows [][3]*imaging.Image) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s (%d KB)", path, buf.Len()/1024)
+}
+
+// flambientJob is a job over frames decoded as the decode step leaves brackets: the
+// kitchenB pair at an eighth of its size, the ambient frame also one stop under and
+// over as two more brackets, so a scene of three ambient brackets and a flash frame.
+func flambientJob(t *testing.T, o core.Options, brackets bool) *Job {
+	t.Helper()
+	dir := filepath.Join(testphotos.Dir(t), "flambient")
+	amb := imagingtest.Shrink(flambientDecode(t, filepath.Join(dir, flambientPairs[0][0])), 8)
+	fl := imagingtest.Shrink(flambientDecode(t, filepath.Join(dir, flambientPairs[0][1])), 8)
+	r, err := catalog.ResolveScene(o, false, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &Job{Options: r}
+	j.Frames = append(j.Frames, Frame{AssetID: "amb", Image: amb.Narrow(), Meta: codec.Meta{ExposureTime: 1.0 / 25}})
+	if brackets {
+		for _, k := range []float32{0.5, 2} {
+			m := amb.Clone()
+			for i := range m.Pix {
+				m.Pix[i] = min(m.Pix[i]*k, 1)
+			}
+			j.Frames = append(j.Frames, Frame{AssetID: "amb", Image: m.Narrow(), Meta: codec.Meta{ExposureTime: float64(k) / 25}})
+		}
+	}
+	j.Frames = append(j.Frames, Frame{AssetID: "flash", Image: fl.Narrow(), Meta: codec.Meta{ExposureTime: 1.0 / 1000, FlashFired: true}})
+	j.Inputs = make([]string, len(j.Frames))
+	return j
+}
+
+// The merge's place goes to flambient only with the option on and both a flash
+// frame and an ambient frame among the inputs.
+func TestPlanFlash(t *testing.T) {
+	p := New(Config{Logger: quiet()})
+	plan := func(j *Job) string {
+		steps, err := p.Plan(j.Options, len(j.Frames))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.planFlash(steps, j)
+		return strings.Join(names(steps), " ")
+	}
+	if got := plan(flambientJob(t, core.Options{}, false)); !strings.Contains(got, "align flambient color_correction") || strings.Contains(got, "merge") {
+		t.Errorf("flash pair: %s", got)
+	}
+	if got := plan(flambientJob(t, core.Options{Flambient: ptr(false)}, false)); !strings.Contains(got, "align merge") || strings.Contains(got, "flambient") {
+		t.Errorf("flambient off: %s", got)
+	}
+	j := flambientJob(t, core.Options{}, false)
+	j.Frames[0].Meta.FlashFired = false
+	j.Frames[1].Meta.FlashFired = false
+	if got := plan(j); strings.Contains(got, "flambient") {
+		t.Errorf("no flash frame: %s", got)
+	}
+	j.Frames[0].Meta.FlashFired = true
+	j.Frames[1].Meta.FlashFired = true
+	if got := plan(j); strings.Contains(got, "flambient") || !strings.Contains(strings.Join(j.Notes(), " "), "every input is a flash frame") {
+		t.Errorf("only flash frames: %s, notes %q", got, j.Notes())
+	}
+}
+
+// With several ambient brackets, they are fused without the flash frame, and the
+// flash frame is blended into their merge: whites as neutral as the flash's, and
+// not the fusion of all four.
+func TestFlambientStepMergesAmbientBracketsOnly(t *testing.T) {
+	j := flambientJob(t, core.Options{}, true)
+	flash := j.Frames[3].Image.Widen()
+	amb := j.Frames[0].Image.Widen()
+	if err := flambientStep(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Frames != nil || j.Image == nil || j.Image.IsNarrow() || !imaging.SameSize(j.Image, flash) {
+		t.Fatalf("frames %d, image %v", len(j.Frames), j.Image != nil)
+	}
+	if n := strings.Join(j.Notes(), " "); !strings.Contains(n, "flash frame inputs[3] blended with the merge of 3 ambient brackets") {
+		t.Errorf("notes %q", n)
+	}
+	if j.Meta.FlashFired {
+		t.Error("the output carries the flash frame's metadata")
+	}
+	ca, cf, co := colortest.NeutralChroma(flash, amb, 1), colortest.NeutralChroma(flash, flash, 1), colortest.NeutralChroma(flash, j.Image, 1)
+	t.Logf("neutral chroma: ambient %.2f, flash %.2f, ours %.2f", ca, cf, co)
+	if co > cf+1 || co > 0.6*ca {
+		t.Errorf("neutral chroma %.2f (flash %.2f, ambient %.2f)", co, cf, ca)
+	}
 }

@@ -79,6 +79,9 @@ const (
 	// windowClose is the radius of the closing that makes a window whole, share
 	// of the reduced long edge.
 	windowClose = 0.025
+	// liftAt is the percentile of the rooms' luminance at which the output is as
+	// bright as the brighter frame: the whites, which an edit keeps white.
+	liftAt = 0.9
 	// ambientShare is how much of the light's distribution is the ambient's: the
 	// rest is the flash's own, as an editor lays the flash frame in luminosity mode
 	// at partial opacity over the ambient, for a crisper room.
@@ -275,8 +278,8 @@ func (b *blender) analyse() {
 	r := max(2, int(gfRadius*float64(max(b.mw, b.mh))+0.5))
 	guided(lF, rho, b.ga, b.gb, b.mw, b.mh, r)
 	// The ambient gives the light's distribution, not its level: a flambient edit
-	// is as bright as the brighter of the two frames (the rooms' median, windows
-	// left out), which the flash usually is.
+	// is as bright as the brighter of the two frames (the rooms' whites at liftAt,
+	// windows left out), which the flash usually is.
 	var la, lf plane
 	for i := range n {
 		if b.clip[i] < 0.05 {
@@ -284,7 +287,7 @@ func (b *blender) analyse() {
 			lf = append(lf, fY[i])
 		}
 	}
-	if lift := math.Log(float64(max(percentile(lf, 0.5), 1e-6) / max(percentile(la, 0.5), 1e-6))); lift > 0 {
+	if lift := math.Log(float64(max(percentile(lf, liftAt), 1e-6) / max(percentile(la, liftAt), 1e-6))); lift > 0 {
 		b.lift = float32(min(lift, 2))
 	}
 	b.rep.Lift = float64(b.lift)
