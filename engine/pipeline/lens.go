@@ -158,28 +158,46 @@ func correctFrames(ctx context.Context, j *Job, c *lens.Correction, idx []int, d
 	return nil
 }
 
-// deferred holds the correction of a job's brackets while it waits for the merge
-// (or for alignment to find that the brackets must be corrected one by one). It is
-// keyed weakly, so a job that fails before the merge leaves nothing behind.
-var deferred sync.Map // weak.Pointer[Job] -> *lens.Correction
+// jobExtras hold what a job's lens correction leaves for later steps: the
+// correction while it waits for the merge (or for alignment to find that the
+// brackets must be corrected one by one), and whether the merge applied the colour
+// correction with it. They are keyed weakly, so a job that fails on the way leaves
+// nothing behind.
+var jobExtras sync.Map // weak.Pointer[Job] -> *jobExtra
 
-func deferLens(j *Job, c *lens.Correction) {
-	k := weak.Make(j)
-	deferred.Store(k, c)
-	runtime.AddCleanup(j, func(k weak.Pointer[Job]) { deferred.Delete(k) }, k)
+type jobExtra struct {
+	lens      *lens.Correction // pending for the brackets; nil once applied
+	colorDone bool
 }
+
+// extraOf returns j's extra state; create makes it when there is none (else nil).
+func extraOf(j *Job, create bool) *jobExtra {
+	k := weak.Make(j)
+	if v, ok := jobExtras.Load(k); ok {
+		return v.(*jobExtra)
+	}
+	if !create {
+		return nil
+	}
+	x := &jobExtra{}
+	jobExtras.Store(k, x)
+	runtime.AddCleanup(j, func(k weak.Pointer[Job]) { jobExtras.Delete(k) }, k)
+	return x
+}
+
+func deferLens(j *Job, c *lens.Correction) { extraOf(j, true).lens = c }
 
 // pendingLens is the correction deferred for j's brackets, if any; take removes it.
 func pendingLens(j *Job, take bool) *lens.Correction {
-	k := weak.Make(j)
-	v, ok := deferred.Load(k)
-	if !ok {
+	x := extraOf(j, false)
+	if x == nil {
 		return nil
 	}
+	c := x.lens
 	if take {
-		deferred.Delete(k)
+		x.lens = nil
 	}
-	return v.(*lens.Correction)
+	return c
 }
 
 func readLensInfo(assets Assets, id string) (codec.LensInfo, error) {

@@ -27,7 +27,7 @@ var officeShot = lens.Shot{Make: "Canon", Model: "Canon EOS 5D Mark II", LensMod
 // calibratedOffice writes copies of the office frames that name officeShot's lens:
 // the camera's own JPEG data (so brackets decode to their 8-bit codes, as camera
 // files do) with its EXIF segment replaced by one that names the lens.
-func calibratedOffice(b *testing.B) []string {
+func calibratedOffice(b testing.TB) []string {
 	b.Helper()
 	meta := codec.Meta{Make: officeShot.Make, Model: officeShot.Model, LensModel: officeShot.LensModel,
 		FocalLength: officeShot.Focal, FNumber: officeShot.Aperture, ISO: 100}

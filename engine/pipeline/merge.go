@@ -8,7 +8,9 @@ import (
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/align"
+	"github.com/porchlight/porchlight/engine/imaging/color"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
+	"github.com/porchlight/porchlight/engine/imaging/lens"
 )
 
 // mergeSteps are the auto HDR steps: alignment of the brackets to the reference
@@ -152,12 +154,37 @@ func mergeStep(ctx context.Context, j *Job) error {
 		// place (see lensSteps).
 		imgs = nil
 		runtime.GC()
-		if out, err = c.Apply(ctx, out); err != nil {
+		if out, err = correctMerge(ctx, j, c, out); err != nil {
 			return err
 		}
 	}
 	j.Image = out
 	return nil
+}
+
+// correctMerge corrects the lens of a merge, and its colour with it when the order
+// asks for colour correction: the colour is estimated on the merge's coarse copy
+// taken through the lens map, which is the corrected photo's coarse copy but for
+// the sampling, and applied to each row as the lens correction writes it, saving a
+// pass over the image. The colour step then has nothing left to do.
+func correctMerge(ctx context.Context, j *Job, c *lens.Correction, img *imaging.Image) (*imaging.Image, error) {
+	if !j.Options.ColorCorrection {
+		return c.Apply(ctx, img)
+	}
+	fd, _, err := color.EstimateRemapped(img, c.Map)
+	if err != nil {
+		return nil, fmt.Errorf("colour correction: %w", err)
+	}
+	var row func(y int, px []float32)
+	if fd != nil {
+		row = func(y int, px []float32) { fd.ApplyRow(y, px, 3) }
+	}
+	out, err := c.ApplyRows(ctx, img, row)
+	if err != nil {
+		return nil, err
+	}
+	extraOf(j, true).colorDone = true
+	return out, nil
 }
 
 // narrowFrames holds the brackets as sRGB codes from alignment (or the merge, when

@@ -61,26 +61,121 @@ type Result struct {
 // Correct neutralises the illumination of img (linear light, 3 or 4 channels) in
 // place.
 func Correct(img *imaging.Image) (Result, error) {
-	if img == nil || img.Pix == nil {
-		return Result{}, errors.New("color: need a linear float image")
-	}
-	if img.C < 3 {
-		return Result{}, errors.New("color: need an RGB image")
+	if err := check(img); err != nil {
+		return Result{}, err
 	}
 	w, h := img.W(), img.H()
 	if w < 8 || h < 8 {
 		return Result{}, nil // too small to estimate anything
 	}
-	e := newEstimator(img)
-	e.downscale()
+	e := newEstimator(w, h)
+	e.downscale(img)
 	res := e.estimate()
-	e.apply()
+	e.apply(img)
 	return res, nil
+}
+
+func check(img *imaging.Image) error {
+	if img == nil || img.Pix == nil {
+		return errors.New("color: need a linear float image")
+	}
+	if img.C < 3 {
+		return errors.New("color: need an RGB image")
+	}
+	return nil
+}
+
+// Field is an estimated correction, for a caller that applies it row by row while
+// it writes the rows anyway (develop applies it as it corrects the lens).
+type Field struct {
+	e      *estimator
+	xa, xb []int32 // per column: the two cells' offsets in a row of gains
+	tx     []float32
+}
+
+// EstimateRemapped estimates the correction of the photo img becomes once every
+// pixel (x, y) of it is taken from img at m(x, y), times gain (a lens correction),
+// without making that photo: the coarse copy of img is remapped instead, which the
+// estimate cannot tell apart (the map moves and scales content by a few per cent
+// over hundreds of pixels, and the estimate works on cells of hundreds of pixels).
+// The photo has img's size. It returns nil for a photo too small to estimate.
+func EstimateRemapped(img *imaging.Image, m func(x, y float64) (sx, sy, gain float64)) (*Field, Result, error) {
+	if err := check(img); err != nil {
+		return nil, Result{}, err
+	}
+	w, h := img.W(), img.H()
+	if w < 8 || h < 8 {
+		return nil, Result{}, nil
+	}
+	e := newEstimator(w, h)
+	e.downscale(img)
+	e.remap(m)
+	res := e.estimate()
+	return e.asField(), res, nil
+}
+
+// remap resamples the coarse copy through m (see EstimateRemapped): each coarse
+// pixel is the coarse copy bilinearly at where m takes its centre from, times the
+// gain, clipped when a coarse pixel it reads from is.
+func (e *estimator) remap(m func(x, y float64) (sx, sy, gain float64)) {
+	cw, ch, f := e.cw, e.ch, float64(e.f)
+	out := make([]float32, len(e.coarse))
+	clip := make([]bool, len(e.clip))
+	for cy := range ch {
+		for cx := range cw {
+			sx, sy, g := m((float64(cx)+0.5)*f-0.5, (float64(cy)+0.5)*f-0.5)
+			// Positions within a thousandth of a coarse pixel read that pixel alone.
+			u := snap(min(max((sx+0.5)/f-0.5, 0), float64(cw-1)))
+			v := snap(min(max((sy+0.5)/f-0.5, 0), float64(ch-1)))
+			x0, y0 := int(u), int(v)
+			x1, y1 := min(x0+1, cw-1), min(y0+1, ch-1)
+			fx, fy := float32(u-float64(x0)), float32(v-float64(y0))
+			i := cy*cw + cx
+			for c := range 3 {
+				a, b := e.coarse[(y0*cw+x0)*3+c], e.coarse[(y0*cw+x1)*3+c]
+				d, q := e.coarse[(y1*cw+x0)*3+c], e.coarse[(y1*cw+x1)*3+c]
+				top, bot := a+fx*(b-a), d+fx*(q-d)
+				out[i*3+c] = (top + fy*(bot-top)) * float32(g)
+			}
+			clip[i] = e.clip[y0*cw+x0] || fx > 0 && e.clip[y0*cw+x1] ||
+				fy > 0 && (e.clip[y1*cw+x0] || fx > 0 && e.clip[y1*cw+x1])
+		}
+	}
+	e.coarse, e.clip = out, clip
+}
+
+// snap rounds v to an integer within a thousandth of one.
+func snap(v float64) float64 {
+	if r := math.Round(v); math.Abs(v-r) < 1e-3 {
+		return r
+	}
+	return v
+}
+
+// asField returns the estimate as a Field, with the columns' cells worked out.
+func (e *estimator) asField() *Field {
+	fd := &Field{e: e, xa: make([]int32, e.w), xb: make([]int32, e.w), tx: make([]float32, e.w)}
+	span := float32(e.cell * e.f)
+	for x := range e.w {
+		fx := (float32(x)+0.5)/span - 0.5
+		x0 := int(fx+1) - 1 // floor for fx >= -1
+		fd.tx[x] = fx - float32(x0)
+		fd.xa[x], fd.xb[x] = int32(clampi(x0, e.gx)*3), int32(clampi(x0+1, e.gx)*3)
+	}
+	return fd
+}
+
+// ApplyRow corrects row y of the photo (its w pixels of nc channels, linear light)
+// in place. Rows may be corrected concurrently.
+func (fd *Field) ApplyRow(y int, row []float32, nc int) {
+	var rg [3 * (gridCells + 1)]float32
+	fd.e.rowGains(y, rg[:fd.e.gx*3])
+	applyRow(row, nc, rg[:fd.e.gx*3], fd.xa, fd.xb, fd.tx)
 }
 
 // estimator holds the coarse copy and the field; it is allocated once per photo.
 type estimator struct {
-	img    *imaging.Image
+	w, h   int // the photo's size
 	f      int // block size of the coarse copy
 	cw, ch int
 	coarse []float32 // cw*ch*3, linear
@@ -93,13 +188,12 @@ type estimator struct {
 	neut   float64
 }
 
-func newEstimator(img *imaging.Image) *estimator {
-	w, h := img.W(), img.H()
+func newEstimator(w, h int) *estimator {
 	f := max(1, (max(w, h)+coarseEdge-1)/coarseEdge)
 	cw, ch := max(1, w/f), max(1, h/f)
 	cell := max(4, (max(cw, ch)+gridCells-1)/gridCells)
 	gx, gy := (cw+cell-1)/cell, (ch+cell-1)/cell
-	return &estimator{img: img, f: f, cw: cw, ch: ch,
+	return &estimator{w: w, h: h, f: f, cw: cw, ch: ch,
 		coarse: make([]float32, cw*ch*3), clip: make([]bool, cw*ch),
 		gx: gx, gy: gy, cell: cell, gains: make([]float32, gx*gy*3)}
 }
@@ -125,8 +219,8 @@ func blockLattice(f int) (step, first, n int) {
 
 // downscale averages f×f blocks, sampled on blockLattice, into the coarse copy, row
 // bands in parallel.
-func (e *estimator) downscale() {
-	img, f, cw := e.img, e.f, e.cw
+func (e *estimator) downscale(img *imaging.Image) {
+	f, cw := e.f, e.cw
 	step, first, n := blockLattice(f)
 	inv := 1 / float32(n*n)
 	imaging.Bands(e.ch, func(_, y0, y1 int) {
@@ -510,61 +604,53 @@ func abs(v int) int {
 // apply multiplies every pixel by the field's gains, bilinearly interpolated between
 // cell centres, faded towards 1 as the pixel nears clipping. Where a column falls
 // between the cells is the same on every row: worked out once.
-func (e *estimator) apply() {
-	img := e.img
-	w, h := img.W(), img.H()
-	gx, gy := e.gx, e.gy
-	// Cell centres in full-resolution pixels.
-	span := float32(e.cell * e.f)
-	xa, xb := make([]int32, w), make([]int32, w)
-	txs := make([]float32, w)
-	for x := range w {
-		fx := (float32(x)+0.5)/span - 0.5
-		x0 := int(fx+1) - 1 // floor for fx >= -1
-		txs[x] = fx - float32(x0)
-		xa[x], xb[x] = int32(clampi(x0, gx)*3), int32(clampi(x0+1, gx)*3)
-	}
-	scratch := make([][]float32, imaging.Workers())
-	imaging.Bands(h, func(wk, y0, y1 int) {
-		if scratch[wk] == nil {
-			scratch[wk] = make([]float32, gx*3)
-		}
-		rowGain := scratch[wk]
+func (e *estimator) apply(img *imaging.Image) {
+	fd := e.asField()
+	imaging.Bands(e.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			// Vertical interpolation once per row into the worker's scratch.
-			fy := (float32(y)+0.5)/span - 0.5
-			y0i := int(math.Floor(float64(fy)))
-			ty := fy - float32(y0i)
-			ya, yb := clampi(y0i, gy), clampi(y0i+1, gy)
-			for x := range gx {
-				for c := range 3 {
-					a, b := e.gains[(ya*gx+x)*3+c], e.gains[(yb*gx+x)*3+c]
-					rowGain[x*3+c] = a + (b-a)*ty
-				}
-			}
-			row := img.Row(y)
-			nc := img.C
-			for x := range w {
-				a := rowGain[xa[x] : xa[x]+3 : xa[x]+3]
-				b := rowGain[xb[x] : xb[x]+3 : xb[x]+3]
-				tx := txs[x]
-				gr := a[0] + (b[0]-a[0])*tx
-				gg := a[1] + (b[1]-a[1])*tx
-				gb := a[2] + (b[2]-a[2])*tx
-				p := row[x*nc : x*nc+3 : x*nc+3]
-				if m := max(p[0], p[1], p[2]); m > fadeLo {
-					t := min(1, (m-fadeLo)/(fadeHi-fadeLo))
-					t = t * t * (3 - 2*t)
-					gr += (1 - gr) * t
-					gg += (1 - gg) * t
-					gb += (1 - gb) * t
-				}
-				p[0] *= gr
-				p[1] *= gg
-				p[2] *= gb
-			}
+			fd.ApplyRow(y, img.Row(y), img.C)
 		}
 	})
+}
+
+// rowGains interpolates the cells' gains vertically for row y into rg (gx×3).
+func (e *estimator) rowGains(y int, rg []float32) {
+	span := float32(e.cell * e.f)
+	gx, gy := e.gx, e.gy
+	fy := (float32(y)+0.5)/span - 0.5
+	y0i := int(math.Floor(float64(fy)))
+	ty := fy - float32(y0i)
+	ya, yb := clampi(y0i, gy), clampi(y0i+1, gy)
+	for x := range gx {
+		for c := range 3 {
+			a, b := e.gains[(ya*gx+x)*3+c], e.gains[(yb*gx+x)*3+c]
+			rg[x*3+c] = a + (b-a)*ty
+		}
+	}
+}
+
+// applyRow multiplies a row of nc-channel pixels by the gains rg interpolated
+// between the cells xa and xb of each column, faded towards 1 near clipping.
+func applyRow(row []float32, nc int, rg []float32, xa, xb []int32, txs []float32) {
+	for x := range xa {
+		a := rg[xa[x] : xa[x]+3 : xa[x]+3]
+		b := rg[xb[x] : xb[x]+3 : xb[x]+3]
+		tx := txs[x]
+		gr := a[0] + (b[0]-a[0])*tx
+		gg := a[1] + (b[1]-a[1])*tx
+		gb := a[2] + (b[2]-a[2])*tx
+		p := row[x*nc : x*nc+3 : x*nc+3]
+		if m := max(p[0], p[1], p[2]); m > fadeLo {
+			t := min(1, (m-fadeLo)/(fadeHi-fadeLo))
+			t = t * t * (3 - 2*t)
+			gr += (1 - gr) * t
+			gg += (1 - gg) * t
+			gb += (1 - gb) * t
+		}
+		p[0] *= gr
+		p[1] *= gg
+		p[2] *= gb
+	}
 }
 
 func clampi(i, n int) int { return min(n-1, max(0, i)) }

@@ -228,3 +228,30 @@ func BenchmarkCorrect21MP(b *testing.B) {
 		}
 	}
 }
+
+// TestEstimateRemappedIdentity: through the identity map, the field applied row by
+// row is the correction Correct makes.
+func TestEstimateRemappedIdentity(t *testing.T) {
+	src := load(t, testphotos.Path(t, "interiors", "houses_162_kitchen.jpg"), 1200)
+	want := imaging.New(src.W(), src.H(), 3)
+	copy(want.Pix, src.Pix)
+	wr, err := color.Correct(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, gr, err := color.EstimateRemapped(src, func(x, y float64) (float64, float64, float64) { return x, y, 1 })
+	if err != nil || fd == nil {
+		t.Fatal(fd, err)
+	}
+	if gr != wr {
+		t.Fatalf("estimate %+v, Correct's %+v", gr, wr)
+	}
+	for y := range src.H() {
+		fd.ApplyRow(y, src.Row(y), src.C)
+	}
+	for i, v := range src.Pix {
+		if v != want.Pix[i] {
+			t.Fatalf("sample %d: %g, Correct's %g", i, v, want.Pix[i])
+		}
+	}
+}

@@ -20,12 +20,51 @@ func (c *Correction) Apply(ctx context.Context, src *imaging.Image) (*imaging.Im
 	return out[0], nil
 }
 
+// ApplyRows is Apply for a frame of float32 linear light, calling row with each
+// corrected row as soon as it is written, while it is still in the cache: a caller
+// that multiplies every pixel by something next (a colour correction) does so
+// without another pass over the image. row is called from several goroutines at
+// once, each row once.
+func (c *Correction) ApplyRows(ctx context.Context, src *imaging.Image, row func(y int, px []float32)) (*imaging.Image, error) {
+	if src.Pix == nil {
+		return nil, fmt.Errorf("lens: ApplyRows needs a float32 frame")
+	}
+	out, err := c.applyAll(ctx, []*imaging.Image{src}, row)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Map is where the correction takes output pixel (x, y) from, for green (red and
+// blue differ by the chromatic aberration), and the vignetting gain it multiplies
+// it by there: the grid's bilinear interpolation, as Apply uses it.
+func (c *Correction) Map(x, y float64) (sx, sy, gain float64) {
+	u := min(max(x/gridStep, 0), float64(c.gw-1))
+	v := min(max(y/gridStep, 0), float64(c.gh-1))
+	i, j := min(int(u), max(c.gw-2, 0)), min(int(v), max(c.gh-2, 0))
+	i1, j1 := min(i+1, c.gw-1), min(j+1, c.gh-1)
+	fu, fv := u-float64(i), v-float64(j)
+	var r [3]float64
+	for k, q := range []int{2, 3, 6} {
+		a, b := float64(c.grid[(j*c.gw+i)*7+q]), float64(c.grid[(j*c.gw+i1)*7+q])
+		d, e := float64(c.grid[(j1*c.gw+i)*7+q]), float64(c.grid[(j1*c.gw+i1)*7+q])
+		top, bot := a+fu*(b-a), d+fu*(e-d)
+		r[k] = top + fv*(bot-top)
+	}
+	return r[0], r[1], r[2]
+}
+
 // ApplyAll corrects brackets that share the lens in one pass, as Apply does each:
 // every row's map, and for densely stored frames its sample positions, are worked out
 // once and used for all of them. It holds all the corrected copies at once, so callers pass
 // together only frames whose copies fit beside the originals (8-bit brackets). Once
 // ctx is done it stops within a row and returns ctx.Err().
 func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*imaging.Image, error) {
+	return c.applyAll(ctx, srcs, nil)
+}
+
+func (c *Correction) applyAll(ctx context.Context, srcs []*imaging.Image, hook func(y int, px []float32)) ([]*imaging.Image, error) {
 	w, h := c.W, c.H
 	dsts := make([]*imaging.Image, len(srcs))
 	// Frames stored densely (stride = 3 × width) take the fast path, whatever their
@@ -75,7 +114,11 @@ func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*im
 				return
 			}
 			if fast && len(srcs) == 1 && srcs[0].Pix != nil {
-				c.rowF(y, gr, w, h, srcs[0].Pix, dsts[0].Pix[y*w*3:(y+1)*w*3])
+				out := dsts[0].Pix[y*w*3 : (y+1)*w*3]
+				c.rowF(y, gr, w, h, srcs[0].Pix, out)
+				if hook != nil {
+					hook(y, out)
+				}
 				continue
 			}
 			if fast {
@@ -104,7 +147,11 @@ func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*im
 					sample16(src, m, lin)
 					dst.PutLinearRow(y, lin)
 				default:
-					sampleF(src, m, dst.Pix[y*dst.Stride:y*dst.Stride+w*3])
+					out := dst.Pix[y*dst.Stride : y*dst.Stride+w*3]
+					sampleF(src, m, out)
+					if hook != nil {
+						hook(y, out)
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package lens
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -134,5 +135,40 @@ func TestMaxScaleBoundsStretch(t *testing.T) {
 			copy(prev, m)
 		}
 		t.Logf("%s: MaxScale %.4f", l.name, s)
+	}
+}
+
+// TestMapMatchesApply: Map says where Apply takes green from, and its gain: a frame
+// whose green is its x coordinate (and blue its y) comes out as Map's positions.
+func TestMapMatchesApply(t *testing.T) {
+	needDB(t)
+	w, h := 300, 200
+	src := imaging.New(w, h, 3)
+	for y := range h {
+		row := src.Row(y)
+		for x := range w {
+			row[x*3], row[x*3+1], row[x*3+2] = 1, float32(x), float32(y)
+		}
+	}
+	c, err := Prepare(estateLenses[0].shot, w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows atomic.Int32
+	out, err := c.ApplyRows(context.Background(), src, func(int, []float32) { rows.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(rows.Load()) != h {
+		t.Fatalf("%d rows reported, want %d", rows.Load(), h)
+	}
+	for _, p := range [][2]int{{0, 0}, {150, 100}, {37, 181}, {299, 199}, {250, 20}} {
+		sx, sy, g := c.Map(float64(p[0]), float64(p[1]))
+		px := out.Row(p[1])[p[0]*3 : p[0]*3+3]
+		// Blue comes from a little elsewhere (the chromatic aberration).
+		if math.Abs(float64(px[0])-g) > 1e-3 || math.Abs(float64(px[1])/g-sx) > 0.02 || math.Abs(float64(px[2])/g-sy) > 0.5 {
+			t.Errorf("at %v: Apply gives gain %g, green from x %g, blue from y %g; Map %g, %g, %g",
+				p, px[0], px[1]/px[0], px[2]/px[0], g, sx, sy)
+		}
 	}
 }
