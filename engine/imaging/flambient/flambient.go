@@ -158,11 +158,10 @@ func newBlender(amb *imaging.Image, flashes []*imaging.Image) *blender {
 
 func lum(r, g, b float32) float32 { return 0.2126*r + 0.7152*g + 0.0722*b }
 
-// flashRows reads row y of every flash frame into bufs and returns, per pixel, the
-// lightest (room) and darkest (windows) flash pixel: light and dark alias bufs[0]
-// when there is one flash frame.
-func flashRows(flashes []*imaging.Image, y int, bufs [][]float32, light, dark []float32) ([]float32, []float32) {
-	rows := bufs[:len(flashes)]
+// flashRows reads row y of every flash frame (into bufs when narrow) and returns, per
+// pixel, the lightest (room) and darkest (windows) flash pixel: both are the one
+// frame's row when there is one flash frame.
+func flashRows(flashes []*imaging.Image, y int, bufs, rows [][]float32, light, dark []float32) ([]float32, []float32) {
 	for i, f := range flashes {
 		rows[i] = f.LinearRow(y, bufs[i])
 	}
@@ -191,7 +190,7 @@ func flashRows(flashes []*imaging.Image, y int, bufs [][]float32, light, dark []
 
 // scratch is one worker's row buffers.
 type scratch struct {
-	bufs        [][]float32
+	bufs, rows  [][]float32 // the flash frames' row buffers, and their rows
 	light, dark []float32
 	acc         []float32 // reduced row sums: 8 planes
 	cnt         []float32
@@ -203,6 +202,7 @@ func (b *blender) scratches() []scratch {
 	for i := range out {
 		sc := &out[i]
 		sc.bufs = make([][]float32, len(b.flashes))
+		sc.rows = make([][]float32, len(b.flashes))
 		for k := range sc.bufs {
 			sc.bufs[k] = make([]float32, b.w*3)
 		}
@@ -228,7 +228,7 @@ func (b *blender) reduce(ctx context.Context) error {
 			clear(sc.cnt)
 			for y := my * s; y < min(b.h, my*s+s); y++ {
 				ar := b.amb.Row(y)
-				fl, dk := flashRows(b.flashes, y, sc.bufs, sc.light, sc.dark)
+				fl, dk := flashRows(b.flashes, y, sc.bufs, sc.rows, sc.light, sc.dark)
 				for x := 0; x < b.w; x++ {
 					o, m := x*3, x/s
 					a := sc.acc[m*8 : m*8+8 : m*8+8]
@@ -555,7 +555,7 @@ func (b *blender) apply(ctx context.Context) error {
 				}
 			}
 			ar := b.amb.Row(y)
-			fl, dk := flashRows(b.flashes, y, sc.bufs, sc.light, sc.dark)
+			fl, dk := flashRows(b.flashes, y, sc.bufs, sc.rows, sc.light, sc.dark)
 			for x := 0; x < b.w; x++ {
 				i, u := int(xi[x]), xw[x]
 				i1 := min(i+1, mw-1)

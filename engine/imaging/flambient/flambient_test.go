@@ -200,3 +200,18 @@ func TestBlendRefusesAndCancels(t *testing.T) {
 		t.Errorf("cancelled blend: %v", err)
 	}
 }
+
+// BenchmarkBlend12MP blends a 12 MP pair (the kitchen pairs' size), the flash frame
+// held as 8-bit codes as the pipeline holds it.
+func BenchmarkBlend12MP(b *testing.B) {
+	amb, flash := scene(4250, 2828)
+	fl := flash.Narrow()
+	out := amb.Clone()
+	b.ResetTimer()
+	for range b.N {
+		copy(out.Pix, amb.Pix)
+		if _, err := Blend(context.Background(), out, []*imaging.Image{fl}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
