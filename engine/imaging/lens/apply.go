@@ -56,8 +56,8 @@ func (c *Correction) Map(x, y float64) (sx, sy, gain float64) {
 }
 
 // ApplyAll corrects brackets that share the lens in one pass, as Apply does each:
-// every row's map, and for densely stored frames its sample positions, are worked out
-// once and used for all of them. It holds all the corrected copies at once, so callers pass
+// every row's map, and for 8-bit codes its sample positions, are worked out once and
+// used for all of them. It holds all the corrected copies at once, so callers pass
 // together only frames whose copies fit beside the originals (8-bit brackets). Once
 // ctx is done it stops within a row and returns ctx.Err().
 func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*imaging.Image, error) {
@@ -67,10 +67,12 @@ func (c *Correction) ApplyAll(ctx context.Context, srcs []*imaging.Image) ([]*im
 func (c *Correction) applyAll(ctx context.Context, srcs []*imaging.Image, hook func(y int, px []float32)) ([]*imaging.Image, error) {
 	w, h := c.W, c.H
 	dsts := make([]*imaging.Image, len(srcs))
-	// Frames stored densely (stride = 3 × width) take the fast path, whatever their
-	// storage: each row's sample positions are worked out once, in integers, and
-	// every frame is sampled from them.
+	// Densely stored frames (stride = 3 × width) take the fast paths: 8-bit codes
+	// sampled from positions worked out once per row, in integers, for all of them;
+	// a float32 frame alone sampled as its positions are worked out (rowF). 16-bit
+	// codes and several float frames take the map row by row.
 	fast := w >= 2 && h >= 2
+	all8 := true
 	for i, src := range srcs {
 		if src.W() != w || src.H() != h || src.C != 3 {
 			return nil, fmt.Errorf("lens: the correction is for %dx%d RGB, the frame is %dx%d with %d channels",
@@ -89,19 +91,20 @@ func (c *Correction) applyAll(ctx context.Context, srcs []*imaging.Image, hook f
 			dst.Pix = imaging.MakePixels[float32](w * h * 3)
 		}
 		fast = fast && src.Stride == w*3
+		all8 = all8 && src.Pix8 != nil
 		dsts[i] = dst
 	}
 	nw := imaging.Workers()
 	maps := make([][]float32, nw) // per worker: one output row's map, 7 floats a pixel
 	rows := make([][]float32, nw) // per worker: one linear output row (16-bit storage)
 	gridRows := make([][]float32, nw)
-	taps := make([][]tap8, nw) // per worker: one row's sample positions
+	taps := make([][]tap8, nw) // per worker: one row's 8-bit sample positions
 	gains := make([][]int32, nw)
 	imaging.Bands(h, func(worker, y0, y1 int) {
 		if gridRows[worker] == nil {
 			rows[worker] = make([]float32, w*3)
 			gridRows[worker] = make([]float32, c.gw*7)
-			if fast {
+			if fast && all8 {
 				taps[worker] = make([]tap8, w*3)
 				gains[worker] = make([]int32, w)
 			} else {
@@ -121,19 +124,10 @@ func (c *Correction) applyAll(ctx context.Context, srcs []*imaging.Image, hook f
 				}
 				continue
 			}
-			if fast {
+			if fast && all8 {
 				c.place8(y, gr, w, h, tp, gn)
 				for i, src := range srcs {
-					dst := dsts[i]
-					switch {
-					case src.Pix8 != nil:
-						sample8(src.Pix8, w*3, tp, gn, dst.Pix8[y*w*3:(y+1)*w*3])
-					case src.Pix16 != nil:
-						sampleTaps16(src.Pix16, w*3, tp, gn, lin)
-						dst.PutLinearRow(y, lin)
-					default:
-						sampleTapsF(src.Pix, w*3, tp, gn, dst.Pix[y*w*3:(y+1)*w*3])
-					}
+					sample8(src.Pix8, w*3, tp, gn, dsts[i].Pix8[y*w*3:(y+1)*w*3])
 				}
 				continue
 			}
@@ -264,8 +258,8 @@ type tap8 struct {
 	fx, fy uint16
 }
 
-// place8 works out row y's sample positions for densely stored w×h RGB frames (w, h
-// at least 2; 8-bit codes, 16-bit codes or float32 alike), and each pixel's vignetting gain in 1/4096, straight from the grid:
+// place8 works out row y's sample positions for frames of w×h 8-bit RGB codes (w, h
+// at least 2), and each pixel's vignetting gain in 1/4096, straight from the grid:
 // between two nodes the positions step by a constant, in 1/65536 pixel, so a pixel
 // costs integer adds and shifts. gr is scratch for one grid row.
 func (c *Correction) place8(y int, gr []float32, w, h int, tp []tap8, gain []int32) {
@@ -414,43 +408,6 @@ func (c *Correction) rowF(y int, gr []float32, w, h int, p []float32, out []floa
 			for q := range v {
 				v[q] += d[q]
 			}
-		}
-	}
-}
-
-// sampleTapsF resamples one row of float32 linear light (stride s) from p at the
-// positions tp: the 8-bit sampler's positions and gains, in floating point.
-func sampleTapsF(p []float32, s int, tp []tap8, gain []int32, out []float32) {
-	for x, g := range gain {
-		gf := float32(g) * (1.0 / 4096)
-		t := tp[x*3 : x*3+3 : x*3+3]
-		o := out[x*3 : x*3+3 : x*3+3]
-		for ch := range 3 {
-			a := t[ch]
-			q := p[a.off : int(a.off)+s+4 : int(a.off)+s+4]
-			fx, fy := float32(a.fx)*(1.0/256), float32(a.fy)*(1.0/256)
-			top := q[0] + fx*(q[3]-q[0])
-			bot := q[s] + fx*(q[s+3]-q[s])
-			o[ch] = (top + fy*(bot-top)) * gf
-		}
-	}
-}
-
-// sampleTaps16 is sampleTapsF for 16-bit codes, into linear light.
-func sampleTaps16(p []uint16, s int, tp []tap8, gain []int32, out []float32) {
-	for x, g := range gain {
-		gf := float32(g) * (1.0 / 4096)
-		t := tp[x*3 : x*3+3 : x*3+3]
-		o := out[x*3 : x*3+3 : x*3+3]
-		for ch := range 3 {
-			a := t[ch]
-			q := p[a.off : int(a.off)+s+4 : int(a.off)+s+4]
-			fx, fy := float32(a.fx)*(1.0/256), float32(a.fy)*(1.0/256)
-			v00, v01 := imaging.Decode16(q[0]), imaging.Decode16(q[3])
-			v10, v11 := imaging.Decode16(q[s]), imaging.Decode16(q[s+3])
-			top := v00 + fx*(v01-v00)
-			bot := v10 + fx*(v11-v10)
-			o[ch] = (top + fy*(bot-top)) * gf
 		}
 	}
 }
