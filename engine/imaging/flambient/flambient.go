@@ -4,35 +4,42 @@
 // the darkest frame where the ambient is clipped.
 //
 // The blend works on luminance ratios. Let F be the flash frame and A the ambient
-// (the merge of the ambient brackets, or the one ambient frame). Written in log
-// luminance, the output is lF + r, where r is the ambient-to-flash ratio lA - lF
-// smoothed by a guided filter steered by lF (He et al. 2013, computed at a reduced
-// size and applied at full size through its linear coefficients): large-scale, r
-// carries the ambient's light, so the room keeps the mood of the ambient; small-scale
-// the flash's detail passes through, with its neutral colour (the output takes the
-// flash pixel's chromaticity). The guided filter keeps r's edges where the flash's
-// are, so flash fall-off across depth edges leaves no halo.
+// (the merge of the ambient brackets, or the one ambient frame), lF and lA their log
+// luminances. The ratio r = lA - lF is smoothed by a guided filter steered by lF (He
+// et al. 2013, computed at a sixteenth of the pixels and applied at full size
+// through its linear coefficients, so its edges are the flash frame's and flash
+// fall-off across a depth edge leaves no halo). The output's log luminance is
+// lF + m + ambientShare·(r̃ - m) + lift, with m the rooms' median ratio: large-scale
+// the room takes the ambient's light (most of it: a flash laid over the ambient in
+// luminosity mode at partial opacity, as editors do), small-scale the flash's detail
+// passes through, and the output takes the flash pixel's chromaticity. lift brings
+// the rooms' whites up to the brighter frame's.
 //
 // What the flash gets wrong is taken from the ambient, white-balanced to the flash
-// (one diagonal gain measured where both are well exposed):
+// (one diagonal gain measured where both are well exposed). It is found from the
+// ratio's residual against the ratio smoothed along the ambient's edges instead
+// (steered by the flash, the filter would take a shadow's edge for the scene's):
 //
-//   - flash shadows: the flash is much darker than the ratio predicts (the residual
-//     lA - lF - r is over about 0.4, a hard dark edge the ambient does not have);
-//   - hot spots: the flash is much brighter than the ratio predicts while being
+//   - flash shadows: the flash is darker than the ratio around predicts by 0.2 to
+//     0.45 and more (log), a dark edge the ambient does not have;
+//   - hot spots: the flash is brighter than predicted by 0.3 to 0.7 and more while
 //     among its own brightest pixels (a specular reflection of the flash);
 //   - what the flash did not reach (too little flash light to carry colour).
 //
-// Where the ambient is clipped (windows), the output is the darkest flash frame
-// scaled so the view sits bright but unclipped; the flash frames are the darkest
-// frames of a flambient set for daylight (a fraction of the ambient's shutter time),
-// and where the ambient merge is clipped every ambient bracket was.
+// Windows are where the ambient is clipped or far brighter than the flash frame sees
+// it (daylight the flash's short exposure cuts), closed into whole regions so that
+// no window is patched together from two frames. There the output is the darkest
+// flash frame, scaled so the view sits bright but unclipped: the flash frames are
+// the darkest frames of a flambient set for daylight (a fraction of the ambient's
+// shutter time), and where the ambient merge is clipped every ambient bracket was.
 //
-// Several flash frames (flash moved between pops) are combined first: the brightest
-// per pixel for the room (a "lighten" blend), the darkest per pixel for the windows.
+// Several flash frames (the flash moved between pops) are combined first: the
+// brightest per pixel for the room (a "lighten" blend), the darkest for the windows.
 //
 // The ambient image is replaced in place; the flash frames are only read and may be
-// held narrow. Work runs in row bands across imaging.Workers() and stops within a
-// band piece of a cancel.
+// held narrow. The full-size passes run in row bands across imaging.Workers() with
+// per-worker scratch and stop within a band piece of a cancel; the analysis between
+// them works on the reduced planes only.
 package flambient
 
 import (
