@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -133,12 +134,68 @@ func runDoctor(ctx context.Context, cmd *cobra.Command, g *globalFlags, opt doct
 	return out
 }
 
+// doctorWidth is the width the report wraps to on a terminal: $COLUMNS when set,
+// else 100. Written to a file or a pipe (0) it does not wrap, so each check stays
+// one line for grep.
+func doctorWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return 0
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	return 100
+}
+
+// wrapWords breaks s into lines of at most width characters at spaces; a word
+// longer than width (a path, a URL) gets a line of its own.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
+}
+
 // printDoctor writes the report and returns how many checks failed. Warnings
-// show their fix but do not count as failures.
+// show their fix but do not count as failures. The name column is as wide as the
+// longest name (a backend's or hot folder's name is the user's), and details and
+// fixes wrap in their column within doctorWidth.
 func printDoctor(w io.Writer, results []checkResult) int {
+	return printDoctorWidth(w, results, doctorWidth(w))
+}
+
+// printDoctorWidth is printDoctor wrapping to width (0: no wrapping).
+func printDoctorWidth(w io.Writer, results []checkResult, width int) int {
+	nameW := 16
+	for _, r := range results {
+		nameW = max(nameW, len(r.Name))
+	}
+	indent := strings.Repeat(" ", 4+2+nameW+1)
+	textW := 1 << 30
+	if width > 0 {
+		textW = max(width-len(indent), 30)
+	}
 	failed, warned := 0, 0
 	for _, r := range results {
-		fmt.Fprintf(w, "%-4s  %-16s %s\n", r.Status, r.Name, r.Detail)
+		lines := wrapWords(r.Detail, textW)
+		fmt.Fprintf(w, "%-4s  %-*s %s\n", r.Status, nameW, r.Name, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "%s%s\n", indent, l)
+		}
 		if r.Status == checkFail || r.Status == checkWarn {
 			if r.Status == checkFail {
 				failed++
@@ -146,7 +203,9 @@ func printDoctor(w io.Writer, results []checkResult) int {
 				warned++
 			}
 			if r.Fix != "" {
-				fmt.Fprintf(w, "      %-16s fix: %s\n", "", r.Fix)
+				for _, l := range wrapWords("fix: "+r.Fix, textW) {
+					fmt.Fprintf(w, "%s%s\n", indent, l)
+				}
 			}
 		}
 	}
@@ -595,7 +654,7 @@ func backendProbe(spec backends.Spec) string {
 // checkBackends validates each configured backend and asks it a cheap question.
 func checkBackends(ctx context.Context, client *http.Client, cfg *Config) []checkResult {
 	if len(cfg.Backends) == 0 {
-		detail := "none configured: the generative features (staging, declutter, mess cleaner, magic eraser) are unavailable"
+		detail := "none configured; " + withoutBackendNote(func(string) bool { return false })
 		if len(cfg.Features) > 0 {
 			return []checkResult{{Name: "backends", Status: checkFail,
 				Detail: "features names backends but none is defined under backends",
@@ -656,7 +715,7 @@ func checkBackends(ctx context.Context, client *http.Client, cfg *Config) []chec
 	}
 	if len(served) == 0 {
 		out = append(out, checkResult{Name: "features", Status: checkNote,
-			Detail: "no feature is mapped to a backend (features: {indoor_staging: NAME, ...}); generative features are unavailable"})
+			Detail: "no feature is mapped to a backend (features: {indoor_staging: NAME, ...}); " + withoutBackendNote(func(string) bool { return false })})
 	} else {
 		out = append(out, checkResult{Name: "features", Status: checkOK, Detail: strings.Join(served, ", ")})
 	}

@@ -25,6 +25,8 @@ while getopts "o:" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 1 ] && [ -n "$out" ] || usage
+# "finished/" and "finished" name the same folder; paths are printed without "//".
+[ "$out" = / ] || out=${out%%/}
 folder=$1
 server=${PORCHLIGHT_URL:-http://127.0.0.1:8787}
 server=${server%/}

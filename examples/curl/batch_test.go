@@ -63,7 +63,8 @@ func TestCurlBatchScript(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "finished")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "bash", "batch.sh", "-o", out, shoot)
+			// Given as "finished/", as people type it; the paths printed have no "//".
+			cmd := exec.CommandContext(ctx, "bash", "batch.sh", "-o", out+"/", shoot)
 			cmd.Env = append(os.Environ(),
 				"PORCHLIGHT_URL="+srv.URL,
 				"PORCHLIGHT_API_KEY="+key,
@@ -79,8 +80,8 @@ func TestCurlBatchScript(t *testing.T) {
 				if got := jpegSize(t, filepath.Join(out, name+".jpg")); got != sizes[name] {
 					t.Errorf("%s.jpg is %v, want %v", name, got, sizes[name])
 				}
-				if !strings.Contains(string(output), name+": completed -> ") {
-					t.Errorf("no completion line for %s", name)
+				if !strings.Contains(string(output), name+": completed -> "+filepath.Join(out, name+".jpg")+"\n") {
+					t.Errorf("no completion line for %s naming %s", name, filepath.Join(out, name+".jpg"))
 				}
 			}
 			if parts, _ := filepath.Glob(filepath.Join(out, "*.part")); len(parts) > 0 {
