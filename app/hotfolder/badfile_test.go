@@ -64,10 +64,13 @@ func TestBadFilesGoToErrorsAtOnceAndOthersCarryOn(t *testing.T) {
 			t.Fatalf("input folder lacks %s: %v", want, in)
 		}
 	}
-	if r := errorReport(c, "notes"); !strings.Contains(r, "notes.jpg") || !strings.Contains(r, "not a photo") {
+	// The text file is named for what it is, an unsupported format; the JPEG cut
+	// short is a photo that cannot be read.
+	if r := errorReport(c, "notes"); !strings.Contains(r, "notes.jpg") || !strings.Contains(r, "unsupported format") ||
+		!strings.Contains(r, "Code: unsupported_format") || strings.Contains(r, "input_unreadable") {
 		t.Fatalf("notes report:\n%s", r)
 	}
-	if r := errorReport(c, "porch"); !strings.Contains(r, "porch.jpg") || !strings.Contains(r, "cut short") {
+	if r := errorReport(c, "porch"); !strings.Contains(r, "porch.jpg") || !strings.Contains(r, "cut short") || !strings.Contains(r, "Code: input_unreadable") {
 		t.Fatalf("porch report:\n%s", r)
 	}
 	sc := readSidecar(t, filepath.Join(c.Output, "living.jpg.json"))

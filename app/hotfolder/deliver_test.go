@@ -171,7 +171,8 @@ func TestUnreadableFileFailsIntoErrorsFolder(t *testing.T) {
 		t.Fatalf("error report:\n%s", txt)
 	}
 	sc := readSidecar(t, filepath.Join(c.Input, "_errors", "broken.error.json"))
-	if sc.Status != "failed" || sc.Error == "" || sc.ErrorCode != "input_unreadable" {
+	// Its content is no photo format at all: the code says so.
+	if sc.Status != "failed" || sc.Error == "" || sc.ErrorCode != "unsupported_format" {
 		t.Fatalf("error sidecar: %+v", sc)
 	}
 	st := e.status("studio")

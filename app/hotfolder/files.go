@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	journal "github.com/porchlight/porchlight/app/hotfolder/store"
+	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
@@ -218,9 +219,22 @@ func notPhoto(f *os.File, size int64) string {
 		return ""
 	}
 	if codec.Sniff(head) == "" {
-		return "not a photo: its content is not JPEG, PNG, WebP, TIFF, HEIC or camera RAW"
+		return reasonUnsupported
 	}
 	return ""
+}
+
+// reasonUnsupported is why a file whose content is no format Porchlight reads is
+// not taken; its scene fails with core.CodeUnsupportedFormat.
+const reasonUnsupported = "not a photo: unsupported format; its content is not JPEG, PNG, WebP, TIFF, HEIC or camera RAW"
+
+// badCode is the error code of a scene failed by a bad file: an unsupported format
+// is told apart from a photo that cannot be read (cut short, damaged).
+func badCode(reason string) string {
+	if reason == reasonUnsupported {
+		return core.CodeUnsupportedFormat
+	}
+	return "input_unreadable"
 }
 
 // decodes reports whether a file decodes to its end (at a small scale, which still

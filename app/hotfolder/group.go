@@ -142,7 +142,7 @@ func (f *folder) badScene(rel string, now time.Time) (*journal.Scene, *journal.H
 		ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
 		Naming: f.cfg.Naming, Formed: now, Label: stemOf(rel),
 		Files: []journal.FileRef{{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, FileID: e.FileID, SHA256: e.SHA256}},
-		Stage: journal.StageFinished, Outcome: journal.OutcomeFailed, ErrorCode: "input_unreadable",
+		Stage: journal.StageFinished, Outcome: journal.OutcomeFailed, ErrorCode: badCode(e.Bad),
 		Error: fmt.Sprintf("%s: %s", rel, e.Bad), Finished: now,
 	}
 	// Its EXIF, when readable (a truncated copy keeps it), places it among its scene's brackets.

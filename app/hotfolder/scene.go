@@ -188,6 +188,7 @@ func (f *folder) dissolve(s *journal.Scene, why string) error {
 // journaled, so a submission repeated after a crash answers the same order.
 func (f *folder) submit(ctx context.Context, it item, s *journal.Scene) error {
 	var failed []string
+	code := "input_unreadable"
 	for i, id := range s.Assets {
 		a, err := f.svc.deps.Assets.Get(s.Owner, id)
 		if err != nil {
@@ -201,6 +202,9 @@ func (f *folder) submit(ctx context.Context, it item, s *journal.Scene) error {
 		case core.AssetReady:
 		case core.AssetFailed:
 			failed = append(failed, fmt.Sprintf("%s: %s (%s)", s.Files[i].Rel, a.Reason, a.Code))
+			if a.Code == core.CodeUnsupportedFormat {
+				code = core.CodeUnsupportedFormat // the real problem, not a damaged photo
+			}
 		default:
 			f.svc.follow.waitAssets(it, s.Owner, s.Assets)
 			return errWait
@@ -208,7 +212,7 @@ func (f *folder) submit(ctx context.Context, it item, s *journal.Scene) error {
 	}
 	f.svc.follow.releaseUpload(it)
 	if len(failed) > 0 {
-		return f.fail(s, "input_unreadable", strings.Join(failed, "; "))
+		return f.fail(s, code, strings.Join(failed, "; "))
 	}
 	o, err := f.svc.deps.Engine.Submit(ctx, s.Owner, s.Assets, s.Options, idempotencyKey(f.cfg.Name, s))
 	if err != nil {
