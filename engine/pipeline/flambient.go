@@ -76,7 +76,7 @@ func flambientStep(ctx context.Context, j *Job) error {
 		return mergeStep(ctx, j)
 	}
 	// A lens correction waiting for the merge (tripod brackets) is applied once,
-	// to the blend, as the merge applies it to a fusion.
+	// to the blend, as the merge applies it (with the colour) to a fusion.
 	lensFix := pendingLens(j, true)
 	j.Frames = amb
 	j.ref = 0 // the reference is chosen among the ambient brackets
@@ -106,7 +106,7 @@ func flambientStep(ctx context.Context, j *Job) error {
 	flash = nil
 	if lensFix != nil {
 		runtime.GC()
-		out, err := lensFix.Apply(ctx, j.Image)
+		out, err := correctMerge(ctx, j, lensFix, j.Image)
 		if err != nil {
 			return err
 		}
