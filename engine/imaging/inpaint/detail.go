@@ -109,13 +109,10 @@ func (l *level) membraneBox(ctx context.Context, box image.Rectangle) []float32 
 }
 
 // Detail: the fill is split into its low frequencies (a Gaussian blur of σ =
-// detailSigma px) and the detail above them. Exemplar detail is right in kind but
-// not in place: within a few pixels of the photo the patches were matched against
-// the photo itself and their detail lines up with it, deeper in the hole it is only
-// plausible, and at full strength it reads as busier than the photo, whose own detail
-// there is unknown. So the detail keeps detailNear of its amplitude at the border and
-// fades to detailDeep at detailDepth px and beyond: the fill stays textured (a smear
-// would keep none) but no longer asserts detail it cannot know.
+// detailSigma px) and the detail above them. The full-resolution fill is copied from
+// the photo by the most coherent patch, so its detail is the photo's own and is kept
+// whole (detailNear, detailDeep): attenuating it is what made earlier fills read as
+// a smear, keeping well under half of the gradient of what the hole hid.
 //
 // Right at the border the low frequencies are pulled towards the harmonic
 // interpolation of the photo around the hole (weight borderMix·e^(-(d-1)/borderReach)
@@ -124,8 +121,8 @@ func (l *level) membraneBox(ctx context.Context, box image.Rectangle) []float32 
 // off, and the texture carries on over it.
 const (
 	detailSigma = 2.5
-	detailNear  = 0.7
-	detailDeep  = 0.4
+	detailNear  = 1
+	detailDeep  = 1
 	detailDepth = 8
 	borderMix   = 0.7
 	borderReach = 2

@@ -1,17 +1,22 @@
-// Package inpaint is the built-in magic eraser (recipe magic_eraser 4.1.0):
-// exemplar-based inpainting that fills a masked region of a photo with texture taken
+// Package inpaint is the built-in magic eraser (recipe magic_eraser 4.2.0):
+// exemplar-based inpainting that fills a masked region of a photo with texture copied
 // from the rest of the same photo, in the manner of Wexler, Shechtman and Irani
 // ("Space-Time Completion of Video", 2007) with PatchMatch nearest-neighbour search
-// (Barnes et al., 2009) and the texture features of Newson et al. (2014).
+// (Barnes et al., 2009) at every scale, the texture features of Newson et al. (2014),
+// the structure-first fill order of Criminisi, Pérez and Toyama (2004) and
+// gradient-domain blending at the seam (Pérez et al., 2003).
 //
 // Erase works coarse to fine over an image pyramid of a region around the hole (the
 // hole's bounding box plus a margin of 40% of its size). Halving keeps a pixel known
 // when most of its children are, so the hole's border stays where it is at every
 // level. At the coarsest level, where the hole is a few pixels deep, the hole is
-// peeled from its border inwards, each pixel copied from the source patch that best
-// matches what is known or already filled around it, so that structure running into
-// the hole continues into it. Then, at every level, expectation-maximisation
-// alternates between
+// grown from its border inwards, structure first: the next pixel filled is the one
+// whose patch is most confidently known and which the strongest edge reaches, so
+// edges and lines running into the hole (cabinet fronts, floorboards, rooflines,
+// fence rails) are continued across it before the flat areas close over them. Each
+// pixel is copied from the source patch that best matches what is known or already
+// filled around it. Then, at every level, expectation-maximisation alternates
+// between
 //
 //   - nearest-neighbour search: every 7×7 patch that overlaps the hole is matched to a
 //     fully known patch by PatchMatch (propagation and random search, seeded). The
@@ -22,20 +27,21 @@
 //     photo; and a locality penalty, growing with the square of the distance in units
 //     of the hole's radius, makes what lies around the hole preferred to a slightly
 //     better match from across the photo (the fill otherwise turns into a collage);
-//   - voting: every hole pixel becomes the mean of the pixels that the patches covering
-//     it point to, weighted by how well each patch matched and by how near the photo
-//     it lies (Wexler's spatial confidence).
+//   - completion: at coarse levels every hole pixel becomes the mean of the pixels
+//     that the patches covering it point to, weighted by how well each patch matched
+//     and by how near the photo it lies (Wexler's spatial confidence), which lets the
+//     layout settle; at full resolution it is copied from the most coherent patch
+//     instead, the shift that the most (and best-matching) of the patches over it
+//     share, so that runs of the photo are copied whole with their texture rather
+//     than averaged into a smear.
 //
 // The field found at one level is upsampled to start the next, so the full-resolution
-// level only refines it with two short passes; its vote copies full-resolution
-// pixels, so the fill has real detail. Then the fill's colour is adapted to its
-// surroundings as in seamless cloning: the difference between the photo and the
-// fill's own prediction along the border, pixel by pixel, is interpolated
-// harmonically across the hole (multigrid Gauss-Seidel), which removes the step at
-// the border and keeps the texture. Last, the fill's detail (what a Gaussian blur of
-// σ 2.5 px removes) keeps 0.7 of its amplitude at the border, fading to 0.4 eight
-// pixels in, where exemplar detail is plausible but no longer anchored to the photo,
-// and within the first pixels the fill's low frequencies lean towards the harmonic
+// level only refines it with two short passes. Then the fill is blended into the
+// photo as in seamless cloning: the difference between the photo and the fill's own
+// prediction along the border, pixel by pixel, is interpolated harmonically across
+// the hole (multigrid Gauss-Seidel) and added, so the fill takes the surrounding
+// colour and light and meets the photo without a step while keeping its gradients;
+// within the first pixels its low frequencies lean towards the harmonic
 // continuation of the photo. Pixel data stays linear float32; only distances use the
 // perceptual encoding.
 //

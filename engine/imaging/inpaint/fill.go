@@ -1,104 +1,188 @@
 package inpaint
 
+import (
+	"container/heap"
+	"math"
+)
+
 // onionRandom is how many random sources each onion pixel tries before refining.
 const onionRandom = 32
 
-// onionFill gives the hole of the coarsest level its first estimate by peeling it
-// from the border inwards: each pixel, in order of its distance to the known photo,
-// takes the centre of the source patch that best matches what is already known or
-// filled around it (masked distance; candidates from its filled neighbours' sources,
-// shifted, plus random ones refined by random search). Structure running into the
-// hole thus continues into it, instead of the flat average a smooth fill would give,
+// onionFill gives the hole of the coarsest level its first estimate by growing it
+// from the border inwards, structure first (Criminisi, Pérez and Toyama, 2004): each
+// pixel takes the centre of the source patch that best matches what is already
+// known or filled around it (masked distance; candidates from its filled
+// neighbours' sources, shifted, plus random ones refined by random search), and the
+// pixels are taken in order of priority, the confidence of their patch (the share
+// of it known or filled, filled pixels counting with the confidence they were filled
+// with) times the strength of the edges that reach them (the largest gradient among
+// their filled or known neighbours, a filled pixel carrying its source's). An edge or
+// line that runs into the hole is thus continued across it before the flat areas on
+// either side close over it, instead of the flat average a smooth fill would give,
 // which the search would then match with flat sources. It returns each hole pixel's
 // source (-1 elsewhere) to seed the field.
 func (l *level) onionFill(seed int64) []int32 {
 	w, h, nc, nf := l.w, l.h, l.nc, l.nf
 	done := make([]bool, w*h)
 	from := make([]int32, w*h)
+	conf := make([]float32, w*h)
+	edge := l.edgeStrength()
 	for i, hole := range l.hole {
 		done[i] = !hole
 		from[i] = -1
+		if !hole {
+			conf[i] = 1
+		}
 	}
-	var layer, next []int32
-	queued := make([]bool, w*h)
+	pq := &fillQueue{}
+	push := func(i int) {
+		x, y := i%w, i/w
+		var c, n float32
+		var d float32
+		for dy := -l.pr; dy <= l.pr; dy++ {
+			for dx := -l.pr; dx <= l.pr; dx++ {
+				nx, ny := x+dx, y+dy
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				j := ny*w + nx
+				n++
+				if done[j] {
+					c += conf[j]
+					if max(abs(dx), abs(dy)) <= 1 {
+						d = max(d, edge[j])
+					}
+				}
+			}
+		}
+		c /= max(n, 1)
+		heap.Push(pq, fillItem{prio: c * (d + edgeFloor), conf: c, i: int32(i)})
+	}
 	for i, hole := range l.hole {
 		if hole && l.hasDoneNeighbour(done, i) {
-			layer = append(layer, int32(i))
-			queued[i] = true
+			push(i)
 		}
 	}
 	r := streamSeed(seed, 4)
 	full := max(w, h)
-	for len(layer) > 0 {
-		for _, i32 := range layer {
-			i := int(i32)
-			x, y := i%w, i/w
-			e := l.extentAt(x, y)
-			best, bd := int32(-1), inf32
-			try := func(s int) {
-				if s < 0 || s >= len(l.valid) || !l.valid[s] || int32(s) == best {
-					return
-				}
-				if d := l.maskedSSD(i, s, e, done) + l.penalty(x, y, s); d < bd {
-					bd, best = d, int32(s)
-				}
-			}
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					nx, ny := x+dx, y+dy
-					if nx < 0 || ny < 0 || nx >= w || ny >= h {
-						continue
-					}
-					if s := from[ny*w+nx]; s >= 0 {
-						try(int(s) - dy*w - dx)
-					}
-				}
-			}
-			for range onionRandom {
-				try(int(l.srcs[r.intn(len(l.srcs))]))
-			}
-			if best < 0 { // cannot happen (the pixel borders a known one), but never index with -1
-				best = l.srcs[0]
-			}
-			for range 2 {
-				cx, cy := int(best)%w, int(best)/w
-				for rad := full; rad >= 1; rad /= 2 {
-					sx := cx + r.intn(2*rad+1) - rad
-					sy := cy + r.intn(2*rad+1) - rad
-					if sx >= l.pr && sy >= l.pr && sx < w-l.pr && sy < h-l.pr {
-						try(sy*w + sx)
-					}
-				}
-			}
-			s := int(best)
-			copy(l.lin[i*nc:i*nc+nc], l.lin[s*nc:s*nc+nc])
-			if l.hasTex {
-				l.tex[2*i], l.tex[2*i+1] = l.tex[2*s], l.tex[2*s+1]
-			}
-			copy(l.feat[i*nf:i*nf+nf], l.feat[s*nf:s*nf+nf])
-			from[i] = best
-			done[i] = true
+	for pq.Len() > 0 {
+		it := heap.Pop(pq).(fillItem)
+		i := int(it.i)
+		if done[i] {
+			continue
 		}
-		next = next[:0]
-		for _, i32 := range layer {
-			i := int(i32)
-			x, y := i%w, i/w
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					nx, ny := x+dx, y+dy
-					if nx < 0 || ny < 0 || nx >= w || ny >= h {
-						continue
-					}
-					if j := ny*w + nx; !done[j] && !queued[j] {
-						queued[j] = true
-						next = append(next, int32(j))
-					}
+		x, y := i%w, i/w
+		e := l.extentAt(x, y)
+		best, bd := int32(-1), inf32
+		try := func(s int) {
+			if s < 0 || s >= len(l.valid) || !l.valid[s] || int32(s) == best {
+				return
+			}
+			if d := l.maskedSSD(i, s, e, done) + l.penalty(x, y, s); d < bd {
+				bd, best = d, int32(s)
+			}
+		}
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -1; dx <= 1; dx++ {
+				nx, ny := x+dx, y+dy
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				if s := from[ny*w+nx]; s >= 0 {
+					try(int(s) - dy*w - dx)
 				}
 			}
 		}
-		layer, next = next, layer
+		for range onionRandom {
+			try(int(l.srcs[r.intn(len(l.srcs))]))
+		}
+		if best < 0 { // cannot happen (the pixel borders a known one), but never index with -1
+			best = l.srcs[0]
+		}
+		for range 2 {
+			cx, cy := int(best)%w, int(best)/w
+			for rad := full; rad >= 1; rad /= 2 {
+				sx := cx + r.intn(2*rad+1) - rad
+				sy := cy + r.intn(2*rad+1) - rad
+				if sx >= l.pr && sy >= l.pr && sx < w-l.pr && sy < h-l.pr {
+					try(sy*w + sx)
+				}
+			}
+		}
+		s := int(best)
+		copy(l.lin[i*nc:i*nc+nc], l.lin[s*nc:s*nc+nc])
+		if l.hasTex {
+			l.tex[2*i], l.tex[2*i+1] = l.tex[2*s], l.tex[2*s+1]
+		}
+		copy(l.feat[i*nf:i*nf+nf], l.feat[s*nf:s*nf+nf])
+		from[i] = best
+		done[i] = true
+		conf[i] = it.conf
+		edge[i] = edge[s]
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -1; dx <= 1; dx++ {
+				nx, ny := x+dx, y+dy
+				if nx >= 0 && ny >= 0 && nx < w && ny < h && !done[ny*w+nx] {
+					push(ny*w + nx)
+				}
+			}
+		}
 	}
 	return from
+}
+
+// edgeFloor keeps flat areas in the fill order by confidence alone: a gradient this
+// small (encoded 0..1 per pixel) is noise, not structure.
+const edgeFloor = 0.01
+
+// edgeStrength is the gradient magnitude of every known pixel's encoded colour
+// (central differences between known pixels, summed over the channels), 0 in the
+// hole.
+func (l *level) edgeStrength() []float32 {
+	w, h, nf, cc := l.w, l.h, l.nf, l.cc
+	g := make([]float32, w*h)
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			i := y*w + x
+			if l.hole[i] || l.hole[i-1] || l.hole[i+1] || l.hole[i-w] || l.hole[i+w] {
+				continue
+			}
+			var s float32
+			for k := 0; k < cc; k++ {
+				gx := l.feat[(i+1)*nf+k] - l.feat[(i-1)*nf+k]
+				gy := l.feat[(i+w)*nf+k] - l.feat[(i-w)*nf+k]
+				s += gx*gx + gy*gy
+			}
+			g[i] = float32(math.Sqrt(float64(s))) / 2
+		}
+	}
+	return g
+}
+
+// fillItem is a hole pixel waiting in the fill order.
+type fillItem struct {
+	prio, conf float32
+	i          int32
+}
+
+// fillQueue is a max-heap of fillItems by priority, ties broken by index so the
+// order never depends on the heap's history.
+type fillQueue []fillItem
+
+func (q fillQueue) Len() int { return len(q) }
+func (q fillQueue) Less(a, b int) bool {
+	if q[a].prio != q[b].prio {
+		return q[a].prio > q[b].prio
+	}
+	return q[a].i < q[b].i
+}
+func (q fillQueue) Swap(a, b int) { q[a], q[b] = q[b], q[a] }
+func (q *fillQueue) Push(x any)   { *q = append(*q, x.(fillItem)) }
+func (q *fillQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
 }
 
 // maskedSSD is the mean squared feature distance between the target patch at t and

@@ -24,7 +24,7 @@ const knownWeight = 8
 // fill turns into a collage.
 const (
 	locScale  = 1
-	locWeight = 16
+	locWeight = 4
 )
 
 // rng is splitmix64: tiny, fast and good enough for picking candidates.

@@ -226,7 +226,8 @@ type schedule struct {
 
 // scheduleFor gives the coarse levels, which are cheap and decide the structure, many
 // iterations, and the full-resolution one, which only refines an upsampled field
-// with full-resolution detail, a single short pass.
+// with full-resolution detail, two short ones: the second matches against the
+// texture the first copied, not against the coarse level's smoother estimate.
 func (r *region) scheduleFor(k int) schedule {
 	l := r.levels[k]
 	full := max(l.w, l.h)
@@ -234,7 +235,7 @@ func (r *region) scheduleFor(k int) schedule {
 	case k == len(r.levels)-1:
 		return schedule{em: 8, passes: 2, radius: full}
 	case k == 0:
-		return schedule{em: 1, passes: 2, radius: 4}
+		return schedule{em: 2, passes: 2, radius: 4}
 	case k == 1:
 		return schedule{em: 2, passes: 2, radius: full}
 	default:
@@ -263,7 +264,7 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 		} else {
 			l.setLocality(r.levels[k+1].sigma2)
 			l.upsampleFrom(r.levels[k+1], seed, k)
-			if err := l.vote(ctx); err != nil {
+			if err := l.complete(ctx, k); err != nil {
 				return err
 			}
 			if err := l.features(ctx, true); err != nil {
@@ -283,7 +284,7 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 			if err := l.weigh(ctx); err != nil {
 				return err
 			}
-			if err := l.vote(ctx); err != nil {
+			if err := l.complete(ctx, k); err != nil {
 				return err
 			}
 			if it < sc.em-1 {
@@ -303,6 +304,17 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 	}
 	progress(0.9)
 	return r.levels[0].refineDetail(ctx)
+}
+
+// complete sets the hole's pixels from the field: by the weighted mean of the patches
+// over each pixel at coarse levels, where averaging lets the structure settle, and
+// by the most coherent patch at full resolution, where averaging would blur the
+// copied texture.
+func (l *level) complete(ctx context.Context, k int) error {
+	if k == 0 {
+		return l.copyCoherent(ctx)
+	}
+	return l.vote(ctx)
 }
 
 // onionSigma2 stands in for the typical patch distance before any has been measured,
