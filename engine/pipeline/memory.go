@@ -172,6 +172,11 @@ func (p *Pipeline) EstimateInputs(r core.Resolved, ins []Input) int64 {
 		}
 		wp := int64(fuse.WorkPixels(w, h, fuse.DefaultOptions()))
 		peak = max(peak, narrowed+fuseWorkPerPixel*int64(n)*wp+working)
+		if r.LensCorrection {
+			// A set merged as shot is corrected on the merge, once the brackets are
+			// dropped: the merge and its corrected copy.
+			peak = max(peak, 2*working)
+		}
 	}
 
 	// The steps after the merge work on one image; each declares its own memory.
