@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,7 @@ func setText(l *widget.Label, s string) {
 
 // Run opens the main window and blocks until it is closed or ctx ends.
 func Run(ctx context.Context, deps Deps) error {
+	log.SetOutput(newFyneLogFilter(log.Writer()))
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(fyne.NewStaticResource("porchlight.png", appicon.PNG()))
 	w, err := New(a, deps)
