@@ -20,6 +20,7 @@ const (
 	KeyExportFormat = "window.export.format" // last export settings
 	KeyExportQual   = "window.export.quality"
 	KeyExportEdge   = "window.export.max_edge"
+	KeyExportDir    = "window.export.dir" // the folder the last export went to
 	KeyWorkers      = "engine.workers"
 	KeyResCap       = "engine.resolution_cap"
 	KeyAPIEnabled   = "api.enabled"

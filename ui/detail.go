@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -449,11 +450,31 @@ func (d *detailView) exportDialog() {
 			d.runExport(s, opt, path)
 		}, d.w.win)
 		save.SetFileName(s.Name + extOf(opt.Format))
+		if start := exportStart(cfg); start != nil {
+			save.SetLocation(start)
+		}
 		save.Resize(fyne.NewSize(900, 600))
 		save.Show()
 	}, d.w.win)
 	dlg.Resize(fyne.NewSize(460, 300))
 	dlg.Show()
+}
+
+// exportStart is the folder the export file chooser opens in: where the last
+// export went, else the output folder, when it still exists.
+func exportStart(cfg *Config) fyne.ListableURI {
+	for _, dir := range []string{cfg.String(KeyExportDir, ""), cfg.String(KeyOutputDir, "")} {
+		if dir == "" {
+			continue
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if l, err := storage.ListerForURI(storage.NewFileURI(dir)); err == nil {
+			return l
+		}
+	}
+	return nil
 }
 
 // runExport repackages the scene's result into path in the background.
@@ -469,6 +490,11 @@ func (d *detailView) runExport(s Scene, opt core.ExportOptions, path string) {
 			if err != nil {
 				w.showError(fmt.Errorf("export: %w", err))
 				return
+			}
+			// The next export opens here; kept in the config file across starts.
+			w.cfg.Set(KeyExportDir, filepath.Dir(path))
+			if w.cfg.File() != "" {
+				w.cfg.Save()
 			}
 			w.setStatus("Exported " + path)
 		})

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/grouping"
 )
 
@@ -299,7 +299,7 @@ func (sh *Shoot) Split(id, at int) (int, error) {
 }
 
 // MergeNext joins the scene after id into id (its brackets appended). Both must be
-// drafts and together hold at most catalog.MaxInputs brackets.
+// drafts and together hold at most engine.MaxBrackets brackets.
 func (sh *Shoot) MergeNext(id int) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -314,8 +314,8 @@ func (sh *Shoot) MergeNext(id int) error {
 	if next.Phase != PhaseDraft {
 		return fmt.Errorf("%s was already submitted and can no longer be changed", next.Name)
 	}
-	if n := len(s.Files) + len(next.Files); n > catalog.MaxInputs {
-		return fmt.Errorf("a scene takes at most %d brackets; %s and %s together have %d", catalog.MaxInputs, s.Name, next.Name, n)
+	if n := len(s.Files) + len(next.Files); n > engine.MaxBrackets {
+		return fmt.Errorf("a scene takes at most %d brackets; %s and %s together have %d", engine.MaxBrackets, s.Name, next.Name, n)
 	}
 	s.Files = append(s.Files, next.Files...)
 	if s.Warning == "" {

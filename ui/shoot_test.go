@@ -72,9 +72,20 @@ func TestShootSplitMergeReorder(t *testing.T) {
 	if got := names(sh); got != "r1:1,2,3,4 r2:5,6" {
 		t.Fatalf("after merge: %s", got)
 	}
-	// 4 + 2 brackets is more than a scene takes.
-	if err := sh.MergeNext(ids[0]); err == nil || !strings.Contains(err.Error(), "at most 5") {
-		t.Fatalf("merging into 6 brackets: %v", err)
+	// Up to nine brackets make one scene; 7 + 3 is more than a scene takes.
+	big := NewShoot()
+	bid := big.Add([]grouping.Scene{
+		{Files: []string{"/b/a/1.jpg", "/b/a/2.jpg", "/b/a/3.jpg", "/b/a/4.jpg", "/b/a/5.jpg", "/b/a/6.jpg", "/b/a/7.jpg"}},
+		{Files: []string{"/b/b/8.jpg", "/b/b/9.jpg", "/b/b/10.jpg"}},
+	})
+	if err := big.MergeNext(bid[0]); err == nil || !strings.Contains(err.Error(), "at most 9") {
+		t.Fatalf("merging into 10 brackets: %v", err)
+	}
+	if _, err := big.Split(bid[1], 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := big.MergeNext(bid[0]); err != nil {
+		t.Fatalf("merging into 8 brackets: %v", err)
 	}
 	if err := sh.MergeNext(ids[1]); err == nil {
 		t.Fatal("merged the last scene with nothing")
