@@ -412,7 +412,7 @@ func TestSkyEdges(t *testing.T) {
 		t.Errorf("halo %.2f is more than %.2f of sky@4.0.0's %.2f", hAfter, maxHaloRatio, hBefore)
 	}
 	if *edgeSheetDir != "" {
-		writeEdgeSheet(t, cases, *edgeSheetDir)
+		writeEdgeSheet(t, *edgeSheetDir)
 	}
 	if d := os.Getenv("SKY_EDGE_DEBUG"); d != "" {
 		for _, k := range cases {
@@ -437,6 +437,24 @@ func debugEdges(t *testing.T, k *edgeCase, dir string) {
 		}
 	}
 	writePNG(t, filepath.Join(dir, k.id+"_cls.png"), ov)
+	pred := make([]bool, w*h)
+	for p := range pred {
+		pred[p] = k.mAfter.Pix[p] >= 0.5
+	}
+	pe := edgesOf(pred, w, h)
+	pNear, gNear := discDilate(pe, w, h, edgeTol), discDilate(ge, w, h, edgeTol)
+	eo := k.img.ToNRGBA()
+	for p := range pe {
+		switch {
+		case pe[p] && !gNear[p]:
+			eo.Set(p%w, p/w, color.NRGBA{255, 0, 0, 255}) // false edge
+		case ge[p] && !pNear[p]:
+			eo.Set(p%w, p/w, color.NRGBA{255, 255, 0, 255}) // missed edge
+		case pe[p]:
+			eo.Set(p%w, p/w, color.NRGBA{0, 255, 0, 255})
+		}
+	}
+	writePNG(t, filepath.Join(dir, k.id+"_pe.png"), eo)
 	for i, o := range []*imaging.Image{k.hBefore, k.hAfter} {
 		_, _, hm := haloMap(k.img, o, k.gt)
 		m := imaging.New(w, h, 1)
@@ -450,62 +468,60 @@ func debugEdges(t *testing.T, k *edgeCase, dir string) {
 	}
 }
 
-// writeEdgeSheet puts crops of the foliage edges, sky@4.0.0 beside the refined
-// result, enlarged 2x, into a JPEG.
-func writeEdgeSheet(t *testing.T, cases []*edgeCase, dir string) {
-	const crop, zoom, gap, perRow = 128, 2, 8, 2
-	var cells [][2]*image.NRGBA
-	var labels []string
-	for _, k := range cases {
-		w, h := k.img.W(), k.img.H()
-		if w < crop || h < crop {
-			continue
-		}
-		// The crop with the most foliage edge pixels.
-		ge := edgesOf(k.gt, w, h)
-		best, bx, by := 0, 0, 0
-		for y := 0; y+crop <= h; y += 8 {
-			for x := 0; x+crop <= w; x += 8 {
-				n := 0
-				for yy := y; yy < y+crop; yy += 2 {
-					for xx := x; xx < x+crop; xx += 2 {
-						p := yy*w + xx
-						if ge[p] && k.cls[p] == foliageEdge {
-							n++
-						}
-					}
-				}
-				if n > best {
-					best, bx, by = n, x, y
-				}
-			}
-		}
-		if best < 20 {
-			continue
-		}
+// edgeSheetCrops are the foliage edges of the contact sheet: trees against the sky in
+// the masked set and in the exteriors, each crop enlarged to sheetCellPx wide.
+var edgeSheetCrops = []struct {
+	photo []string
+	r     image.Rectangle
+}{
+	{[]string{"exteriors", "houses_112_frontal.jpg"}, image.Rect(700, 90, 1000, 290)},
+	{[]string{"exteriors", "houses_120_frontal.jpg"}, image.Rect(700, 30, 1000, 230)},
+	{[]string{"sky", "images", "ADE_val_00000455.jpg"}, image.Rect(150, 15, 420, 195)},
+	{[]string{"sky", "images", "ADE_val_00000547.jpg"}, image.Rect(60, 0, 240, 120)},
+	{[]string{"sky", "images", "ADE_val_00001599.jpg"}, image.Rect(0, 0, 120, 80)},
+	{[]string{"exteriors", "houses_184_frontal.jpg"}, image.Rect(724, 0, 1024, 200)},
+}
+
+const sheetCellPx = 420
+
+// writeEdgeSheet puts crops of foliage edges, sky@4.0.0 beside the refined result
+// (high_cloud), into a JPEG.
+func writeEdgeSheet(t *testing.T, dir string) {
+	const gap = 8
+	var rows [][2]*image.NRGBA
+	for _, c := range edgeSheetCrops {
+		img := imagingtest.LoadFile(t, testphotos.Path(t, c.photo...))
 		var pair [2]*image.NRGBA
-		for i, m := range []*imaging.Image{k.before, k.after} {
-			pair[i] = enlarge(m.ToNRGBA(), image.Rect(bx, by, bx+crop, by+crop), zoom)
+		for i, legacy := range []bool{true, false} {
+			out, _, err := replace(context.Background(), img, StyleHighCloud, legacy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pair[i] = enlarge(out.ToNRGBA(), c.r, sheetCellPx)
 		}
-		cells = append(cells, pair)
-		labels = append(labels, k.id)
+		rows = append(rows, pair)
 	}
-	if len(cells) == 0 {
-		t.Fatal("no foliage edges to show")
+	W, H := 4*sheetCellPx+5*gap, gap
+	for i := 0; i < len(rows); i += 2 {
+		h := rows[i][0].Bounds().Dy()
+		if i+1 < len(rows) {
+			h = max(h, rows[i+1][0].Bounds().Dy())
+		}
+		H += h + gap
 	}
-	cw := crop * zoom
-	rows := (len(cells) + perRow - 1) / perRow
-	W := perRow*(2*cw+gap) + (perRow+1)*gap + (perRow-1)*gap
-	H := rows*(cw+gap) + gap
 	sheet := image.NewNRGBA(image.Rect(0, 0, W, H))
 	draw.Draw(sheet, sheet.Bounds(), image.NewUniform(color.NRGBA{40, 40, 40, 255}), image.Point{}, draw.Src)
-	for i, pair := range cells {
-		x0 := gap + (i%perRow)*(2*cw+3*gap)
-		y0 := gap + (i/perRow)*(cw+gap)
-		for j, m := range pair {
-			at := image.Pt(x0+j*(cw+gap/2), y0)
-			draw.Draw(sheet, m.Bounds().Add(at), m, image.Point{}, draw.Src)
+	y := gap
+	for i := 0; i < len(rows); i += 2 {
+		h := 0
+		for j := i; j < min(i+2, len(rows)); j++ {
+			for k, m := range rows[j] {
+				at := image.Pt(gap+((j-i)*2+k)*(sheetCellPx+gap), y)
+				draw.Draw(sheet, m.Bounds().Add(at), m, image.Point{}, draw.Src)
+				h = max(h, m.Bounds().Dy())
+			}
 		}
+		y += h + gap
 	}
 	path := filepath.Join(dir, "sky-edges-contact-sheet.jpg")
 	f, err := os.Create(path)
@@ -518,15 +534,17 @@ func writeEdgeSheet(t *testing.T, cases []*edgeCase, dir string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("edge sheet %s: %s (each pair: sky@4.0.0 | refined, high_cloud, 2x)", path, fmt.Sprint(labels))
+	t.Logf("edge sheet %s: pairs of sky@4.0.0 | refined, high_cloud", path)
 }
 
-// enlarge crops r out of m and repeats every pixel zoom times.
-func enlarge(m *image.NRGBA, r image.Rectangle, zoom int) *image.NRGBA {
-	out := image.NewNRGBA(image.Rect(0, 0, r.Dx()*zoom, r.Dy()*zoom))
-	for y := 0; y < r.Dy()*zoom; y++ {
-		for x := 0; x < r.Dx()*zoom; x++ {
-			out.SetNRGBA(x, y, m.NRGBAAt(r.Min.X+x/zoom, r.Min.Y+y/zoom))
+// enlarge crops r out of m and scales it to w pixels wide, nearest neighbour, so the
+// edge pixels stay visible.
+func enlarge(m *image.NRGBA, r image.Rectangle, w int) *image.NRGBA {
+	h := r.Dy() * w / r.Dx()
+	out := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			out.SetNRGBA(x, y, m.NRGBAAt(r.Min.X+x*r.Dx()/w, r.Min.Y+y*r.Dy()/h))
 		}
 	}
 	return out

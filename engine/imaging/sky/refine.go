@@ -11,8 +11,8 @@ import (
 // sure ground and an unknown band around their boundary, a few pixels wide along roof
 // lines and wide where the boundary is busy (foliage, branches, aerials). Inside the
 // band every pixel is taken as a mix I = alpha*S + (1-alpha)*F of the local sky colour S
-// and the local ground colour F (each averaged over the sure pixels nearby, at two
-// scales), and alpha is its projection on the segment from F to S. Where S and F are
+// and the local ground colour F (each averaged over the sure pixels nearby, the
+// narrowest window that holds enough of them), and alpha is its projection on the segment from F to S. Where S and F are
 // too alike to tell apart (a pale wall under a white sky) or the pixel is far from the
 // segment (a white wall next to a tree) the coarse matte is kept. The guided filter that
 // follows (small window, low regularisation) carries the result to full resolution.
@@ -21,7 +21,7 @@ import (
 // colour instead of mixing the old sky into it.
 const (
 	bandBase     = 1.0 / 256 // half-width of the unknown band, of the long edge (at least 2 px)
-	bandBusy     = 1.0 / 16  // and how far it reaches into foliage
+	bandBusy     = 1.0 / 8   // and how far it reaches into foliage
 	busyTex      = 0.03      // mean sRGB luma gradient from which the boundary counts as busy
 	busyWin      = 4         // radius of the texture window
 	busyLuma     = 0.8       // a canopy's surroundings are darker than this share of the sky's luma
@@ -33,7 +33,7 @@ const (
 	refineLo     = 0         // stretch of the refined alpha
 	refineHi     = 0.98
 	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
-	largeShare   = 0.1  // weight of the wide window's colours against the narrow one's
+	enoughShare  = 0.05 // share of a window's pixels that are sure for its mean to stand alone
 )
 
 // bandReach is the half-width of the wide band in guide pixels.
@@ -147,6 +147,7 @@ func (a *analysis) refine(ctx context.Context) error {
 			}
 		}
 	}
+	fillHoles(busy, w, h, rw*rw, bfs[:0])
 	// The band: narrow everywhere, wide where busy. Only the busy part takes the colour
 	// model; along roof lines and walls the guided filter's edge stands.
 	// The colours are sampled outside the narrow band only: inside a canopy the
@@ -159,7 +160,7 @@ func (a *analysis) refine(ctx context.Context) error {
 	if debugRefine != nil {
 		debugRefine(w, h, busy, sample, mask)
 	}
-	// Local sky and ground colours over the sure pixels, at two scales.
+	// Local sky and ground colours over the sure pixels.
 	rs, rl := 2*rb+2, 2*rw+2
 	var planes [8][]float32 // sky r, g, b, weight, ground r, g, b, weight
 	for i := range planes {
@@ -184,14 +185,45 @@ func (a *analysis) refine(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	var wide [8][]float32
-	for i := range wide {
-		wide[i] = make([]float32, n)
-		boxMean(wide[i], planes[i], w, h, rl)
-		boxMean(planes[i], planes[i], w, h, rs)
+	// From the widest window to the narrowest, each scale's mean replaces the wider
+	// one's as far as its window holds enough sure pixels: a pocket deep in a canopy
+	// gets the sky colour from around the tree, a skyline pixel the sky right above it.
+	scales := [3]int{rl, min(4*rs, rl), rs}
+	var col [6][]float32 // sky r, g, b, ground r, g, b
+	var got [2][]bool    // a colour was found
+	var tmp [4][]float32
+	for i := range col {
+		col[i] = make([]float32, n)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	for i := range tmp {
+		tmp[i] = make([]float32, n)
+	}
+	for side := 0; side < 2; side++ {
+		got[side] = make([]bool, n)
+		for si, r := range scales {
+			for k := range tmp {
+				boxMean(tmp[k], planes[side*4+k], w, h, r)
+			}
+			if err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+				for p := y0 * w; p < y1*w; p++ {
+					wt := tmp[3][p]
+					if wt <= 1e-6 {
+						continue
+					}
+					f := float32(1)
+					if si > 0 && got[side][p] {
+						f = min(1, wt/enoughShare)
+					}
+					for c := 0; c < 3; c++ {
+						q := col[side*3+c]
+						q[p] += f * (tmp[c][p]/wt - q[p])
+					}
+					got[side][p] = true
+				}
+			}); err != nil {
+				return err
+			}
+		}
 	}
 	a.skyLocal, a.fgLocal = imaging.New(w, h, 3), imaging.New(w, h, 3)
 	out := make([]float32, n)
@@ -205,16 +237,14 @@ func (a *analysis) refine(ctx context.Context) error {
 				p := y*w + x
 				i := x * g.C
 				var s, f [3]float32
-				ws := planes[3][p] + largeShare*wide[3][p]
-				wf := planes[7][p] + largeShare*wide[7][p]
 				for c := 0; c < 3; c++ {
-					if ws > 1e-4 {
-						s[c] = (planes[c][p] + largeShare*wide[c][p]) / ws
+					if got[0][p] {
+						s[c] = col[c][p]
 					} else {
 						s[c] = orow[min(x*a.oldSky.W()/w, a.oldSky.W()-1)*3+c]
 					}
-					if wf > 1e-4 {
-						f[c] = (planes[4+c][p] + largeShare*wide[4+c][p]) / wf
+					if got[1][p] {
+						f[c] = col[3+c][p]
 					} else {
 						f[c] = clamp01f(row[i+c])
 					}
@@ -222,7 +252,7 @@ func (a *analysis) refine(ctx context.Context) error {
 				sr[x*3], sr[x*3+1], sr[x*3+2] = s[0], s[1], s[2]
 				fr[x*3], fr[x*3+1], fr[x*3+2] = f[0], f[1], f[2]
 				m := mask[p]
-				if !busy[p] || wf <= 1e-4 {
+				if !busy[p] || !got[1][p] {
 					out[p] = m
 					continue
 				}
@@ -270,3 +300,41 @@ func refinedRadius(w, h int) int {
 }
 
 var debugRefine func(w, h int, busy, unknown []bool, mask []float32)
+
+// fillHoles sets the parts of m's complement smaller than maxArea pixels: smooth sky
+// pockets inside a canopy join the foliage band around them. queue is scratch.
+func fillHoles(m []bool, w, h, maxArea int, queue []int32) {
+	seen := make([]bool, len(m))
+	for s := range m {
+		if m[s] || seen[s] {
+			continue
+		}
+		queue = append(queue[:0], int32(s))
+		seen[s] = true
+		for i := 0; i < len(queue); i++ {
+			p := int(queue[i])
+			x, y := p%w, p/w
+			if x > 0 && !m[p-1] && !seen[p-1] {
+				seen[p-1] = true
+				queue = append(queue, int32(p-1))
+			}
+			if x < w-1 && !m[p+1] && !seen[p+1] {
+				seen[p+1] = true
+				queue = append(queue, int32(p+1))
+			}
+			if y > 0 && !m[p-w] && !seen[p-w] {
+				seen[p-w] = true
+				queue = append(queue, int32(p-w))
+			}
+			if y < h-1 && !m[p+w] && !seen[p+w] {
+				seen[p+w] = true
+				queue = append(queue, int32(p+w))
+			}
+		}
+		if len(queue) <= maxArea {
+			for _, p := range queue {
+				m[p] = true
+			}
+		}
+	}
+}
