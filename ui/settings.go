@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -83,8 +84,19 @@ func (w *Window) newSettingsView() *settingsView {
 		container.NewTabItemWithIcon("Hot folders", theme.FolderIcon(), sv.hotTab()),
 	)
 	sv.tabs.SetTabLocation(container.TabLocationLeading)
-	sv.win.SetContent(sv.tabs)
+	// A dialog: Close at the bottom right, Esc (with no text field focused) and
+	// Ctrl+W close it too; each tab saves its own changes.
+	closeBtn := widget.NewButtonWithIcon("Close", theme.CancelIcon(), sv.win.Close)
+	sv.win.SetContent(container.NewBorder(nil, container.NewBorder(widget.NewSeparator(), nil, nil, closeBtn), nil, nil, sv.tabs))
+	sv.win.Canvas().SetOnTypedKey(func(ev *fyne.KeyEvent) {
+		if ev.Name == fyne.KeyEscape {
+			sv.win.Close()
+		}
+	})
+	sv.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyW, Modifier: fyne.KeyModifierShortcutDefault},
+		func(fyne.Shortcut) { sv.win.Close() })
 	sv.win.Resize(fyne.NewSize(880, 600))
+	sv.win.CenterOnScreen()
 	ctx, cancel := context.WithCancel(w.ctx)
 	sv.stopPoll = cancel
 	go sv.pollHotFolders(ctx)
