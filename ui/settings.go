@@ -770,6 +770,9 @@ func (sv *settingsView) editHot(i int) {
 	originals.SetSelected(str("originals"))
 	enabled := widget.NewCheck("Enabled", nil)
 	enabled.SetChecked(e["enabled"] != false)
+	opts := sv.hotOptionsForm(e)
+	optsScroll := container.NewVScroll(opts.Object())
+	optsScroll.SetMinSize(fyne.NewSize(440, 280))
 	items := []*widget.FormItem{
 		widget.NewFormItem("Name", name),
 		widget.NewFormItem("Input folder", folderPicker(input)),
@@ -779,6 +782,7 @@ func (sv *settingsView) editHot(i int) {
 		widget.NewFormItem("File names", naming),
 		widget.NewFormItem("Originals", originals),
 		widget.NewFormItem("", enabled),
+		widget.NewFormItem("Order options", optsScroll),
 	}
 	title := "Add hot folder"
 	if i >= 0 {
@@ -807,6 +811,7 @@ func (sv *settingsView) editHot(i int) {
 			e["preset"] = preset.Selected
 		}
 		e["enabled"] = enabled.Checked
+		setHotOptions(e, opts.Own())
 		next := append([]map[string]any(nil), sv.hotEntries...)
 		if i >= 0 {
 			next[i] = e
@@ -820,8 +825,26 @@ func (sv *settingsView) editHot(i int) {
 		sv.hotEntries = next
 		sv.hotList.Refresh()
 	}, sv.win)
-	d.Resize(fyne.NewSize(640, 520))
+	d.Resize(fyne.NewSize(720, 760))
 	d.Show()
+}
+
+// hotOptionsForm is the order options of hot folder entry e: the same form, from
+// the same option table, as the window's, so a folder can set every option the API
+// has (those that need a photo of their own, a mask, are refused on Keep).
+func (sv *settingsView) hotOptionsForm(e map[string]any) *optionsForm {
+	f := newOptionsForm(false, sv.w.deps.Available, nil)
+	f.Set(core.Options{}, optionsFromConfig(e["options"]), false)
+	return f
+}
+
+// setHotOptions stores o as entry e's options, as the config file keeps them.
+func setHotOptions(e map[string]any, o core.Options) {
+	if m := optionsToMap(o); len(m) > 0 {
+		e["options"] = m
+	} else {
+		delete(e, "options")
+	}
 }
 
 // applyHot validates the entries as the service will read them and sets them.

@@ -6,6 +6,9 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/porchlight/porchlight/app/hotfolder"
+	"github.com/porchlight/porchlight/engine/catalog"
 )
 
 // findButton returns the first button labelled text under o.
@@ -52,5 +55,39 @@ func TestSettingsCloseAndEsc(t *testing.T) {
 	h.loop.pump()
 	if h.w.settings != nil {
 		t.Fatal("Esc did not close the settings")
+	}
+}
+
+// The hot-folder form offers every order option of the option table, and what is
+// set there is what the hot folder runs with.
+func TestHotFolderFormOffersEveryOrderOption(t *testing.T) {
+	h := newHarness(t, 1)
+	sv := h.w.newSettingsView()
+	defer sv.win.Close()
+	sv.stopPoll()
+
+	e := map[string]any{"name": "studio", "input": t.TempDir(), "output": t.TempDir(),
+		"options": map[string]any{"quality": 80}}
+	f := sv.hotOptionsForm(e)
+	for _, p := range catalog.Params() {
+		if f.fields[p.Name] == nil {
+			t.Errorf("the hot-folder form lacks order option %s", p.Name)
+		}
+	}
+	if q := f.Own().Quality; q == nil || *q != 80 {
+		t.Fatalf("the form does not show the folder's quality: %v", q)
+	}
+	f.SetValue("sky", true)
+	f.SetValue("sky_style", "clear")
+	f.SetValue("perspective_strength", 0.5)
+	setHotOptions(e, f.Own())
+	cfgs, err := hotfolder.Decode([]map[string]any{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfgs[0].Options
+	if o.Sky == nil || !*o.Sky || o.SkyStyle == nil || *o.SkyStyle != "clear" || o.Quality == nil || *o.Quality != 80 ||
+		o.PerspectiveStrength == nil || *o.PerspectiveStrength != 0.5 {
+		t.Fatalf("the folder runs with %+v", o)
 	}
 }
