@@ -50,7 +50,7 @@ type level struct {
 
 // texWeight scales the texture features against encoded colour (0..1): a flat wall
 // and a brick wall of the same mean colour differ by about 0.05·texWeight.
-const texWeight = 4
+const texWeight = 12
 
 func newLevel(w, h, nc, pr int, hasTex bool) *level {
 	cc := 3

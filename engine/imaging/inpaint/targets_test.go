@@ -60,25 +60,24 @@ func TestEraserTargets(t *testing.T) {
 		ours = append(ours, s)
 		names = append(names, c.name)
 	}
-	n := float64(len(ours))
-	mean := func(f func(benchScore) float64) float64 {
-		v := 0.0
-		for _, s := range ours {
-			v += f(s)
-		}
-		return v / n
-	}
-	oSeam, oHist, oSSIM := mean(func(s benchScore) float64 { return s.seam }),
-		mean(func(s benchScore) float64 { return s.hist }), mean(func(s benchScore) float64 { return s.ssim })
-	bestPatchSSIM := 0.0
+	// Each anchor is compared on the cases it filled within the benchmark's time
+	// limit (FSR_BEST runs out on the larger holes), ours over the same cases.
+	bestPatchSSIM, oursPatchSSIM := 0.0, 0.0
 	for _, a := range anchors {
-		var seam, hist, ssim float64
+		var seam, hist, ssim, oSeam, oHist, oSSIM, n float64
 		winSeam, winHist := 0, 0
 		for i, name := range names {
-			f := anchorFigures[name][a]
-			seam += f.seam / n
-			hist += f.hist / n
-			ssim += f.ssim / n
+			f, ok := anchorFigures[name][a]
+			if !ok {
+				continue
+			}
+			n++
+			seam += f.seam
+			hist += f.hist
+			ssim += f.ssim
+			oSeam += ours[i].seam
+			oHist += ours[i].hist
+			oSSIM += ours[i].ssim
 			if ours[i].seam < f.seam {
 				winSeam++
 			}
@@ -86,8 +85,13 @@ func TestEraserTargets(t *testing.T) {
 				winHist++
 			}
 		}
-		t.Logf("vs %-9s seam %.3f/%.3f (better on %d of %d), hist %.3f/%.3f (better on %d), SSIM %.3f/%.3f",
-			a, oSeam, seam, winSeam, len(names), oHist, hist, winHist, oSSIM, ssim)
+		if n == 0 {
+			t.Errorf("no recorded figures for %s", a)
+			continue
+		}
+		seam, hist, ssim, oSeam, oHist, oSSIM = seam/n, hist/n, ssim/n, oSeam/n, oHist/n, oSSIM/n
+		t.Logf("vs %-9s on %2.0f cases: seam %.3f/%.3f (ours better on %d), hist %.3f/%.3f (better on %d), SSIM %.3f/%.3f",
+			a, n, oSeam, seam, winSeam, oHist, hist, winHist, oSSIM, ssim)
 		if oSeam >= seam {
 			t.Errorf("mean seam %.3f, not below %s's %.3f", oSeam, a, seam)
 		}
@@ -95,17 +99,17 @@ func TestEraserTargets(t *testing.T) {
 			t.Errorf("mean histogram distance %.3f, not below %s's %.3f", oHist, a, hist)
 		}
 		if float64(winSeam) < targetShare*n {
-			t.Errorf("seam better than %s on %d of %d cases, want %.0f%%", a, winSeam, len(names), 100*targetShare)
+			t.Errorf("seam better than %s on %d of %.0f cases, want %.0f%%", a, winSeam, n, 100*targetShare)
 		}
 		if float64(winHist) < targetShare*n {
-			t.Errorf("histogram distance better than %s on %d of %d cases, want %.0f%%", a, winHist, len(names), 100*targetShare)
+			t.Errorf("histogram distance better than %s on %d of %.0f cases, want %.0f%%", a, winHist, n, 100*targetShare)
 		}
-		if a == "shiftmap" || a == "gmic" {
-			bestPatchSSIM = math.Max(bestPatchSSIM, ssim)
+		if (a == "shiftmap" || a == "gmic") && ssim-oSSIM > bestPatchSSIM-oursPatchSSIM {
+			bestPatchSSIM, oursPatchSSIM = ssim, oSSIM
 		}
 	}
-	if oSSIM < bestPatchSSIM {
-		t.Errorf("mean SSIM %.3f, below the best patch-based anchor's %.3f", oSSIM, bestPatchSSIM)
+	if oursPatchSSIM < bestPatchSSIM {
+		t.Errorf("mean SSIM %.3f, below the best patch-based anchor's %.3f on the same cases", oursPatchSSIM, bestPatchSSIM)
 	}
 }
 
