@@ -38,7 +38,7 @@ type detailView struct {
 	body    *fyne.Container
 
 	title    *widget.Label
-	status   *widget.Label
+	status   *fullTextLabel
 	mode     *widget.RadioGroup
 	zoom     *widget.RadioGroup
 	export   *widget.Button
@@ -61,8 +61,7 @@ func newDetailView(w *Window) *detailView {
 	back.Importance = widget.LowImportance
 	d.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	d.title.Truncation = fyne.TextTruncateEllipsis
-	d.status = widget.NewLabel("")
-	d.status.Truncation = fyne.TextTruncateEllipsis
+	d.status = newFullTextLabel("", "Scene state", func() fyne.Window { return w.win })
 	d.status.Alignment = fyne.TextAlignTrailing
 	d.status.Importance = widget.LowImportance
 	d.mode = widget.NewRadioGroup([]string{"Split", "Before", "After"}, func(s string) {
@@ -159,7 +158,7 @@ func (d *detailView) update() {
 		return
 	}
 	setText(d.title, s.Name)
-	setText(d.status, d.w.sceneStatus(s))
+	setText(&d.status.Label, d.w.sceneStatus(s))
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
 	setEnabled(d.export, done)
 	setEnabled(d.reveal, s.Saved != "")

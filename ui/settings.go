@@ -607,8 +607,8 @@ func (sv *settingsView) hotTab() fyne.CanvasObject {
 		func() int { return len(sv.hotEntries) },
 		func() fyne.CanvasObject {
 			title := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-			state := widget.NewLabel("")
-			state.Truncation = fyne.TextTruncateEllipsis
+			// The state line ends with the folder's last error, which can be long.
+			state := newFullTextLabel("", "Hot folder", func() fyne.Window { return sv.win })
 			state.SizeName = theme.SizeNameCaptionText
 			pause := widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), nil)
 			edit := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), nil)
@@ -637,7 +637,7 @@ func (sv *settingsView) hotTab() fyne.CanvasObject {
 			} else {
 				line += " · starts with the next start"
 			}
-			texts.Objects[1].(*widget.Label).SetText(line)
+			texts.Objects[1].(*fullTextLabel).SetText(line)
 			pause := btns.Objects[0].(*widget.Button)
 			if live && st.State == hotfolder.StatePaused {
 				pause.SetText("Resume")

@@ -213,11 +213,11 @@ func TestSettingsPauseHotFolder(t *testing.T) {
 	sv.hotStatus = hot.Status()
 	sv.win.Resize(fyne.NewSize(900, 640))
 
-	row := func() (*widget.Label, *widget.Button) {
+	row := func() (*fullTextLabel, *widget.Button) {
 		o := sv.hotList.CreateItem()
 		sv.hotList.UpdateItem(0, o)
 		c := o.(*fyne.Container)
-		return c.Objects[0].(*fyne.Container).Objects[1].(*widget.Label), c.Objects[1].(*fyne.Container).Objects[0].(*widget.Button)
+		return c.Objects[0].(*fyne.Container).Objects[1].(*fullTextLabel), c.Objects[1].(*fyne.Container).Objects[0].(*widget.Button)
 	}
 	state, pause := row()
 	if pause.Disabled() || pause.Text != "Pause" || !strings.Contains(state.Text, in) {

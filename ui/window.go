@@ -93,7 +93,7 @@ type Window struct {
 	sideTabs    *container.AppTabs
 	processBtn  *widget.Button
 	cancelBtn   *widget.Button
-	statusText  *widget.Label
+	statusText  *fullTextLabel
 	countsText  *widget.Label
 	overallBar  *thinBar
 	overallPct  *widget.Label
@@ -342,8 +342,8 @@ func (w *Window) showCenter(o fyne.CanvasObject) {
 // build lays out the window: the app bar, the scene list on the left, the photo in
 // the middle, the options on the right and the status bar at the bottom.
 func (w *Window) build() {
-	w.statusText = widget.NewLabel("Drop bracket folders or photos on the window to begin.")
-	w.statusText.Truncation = fyne.TextTruncateEllipsis
+	w.statusText = newFullTextLabel("Drop bracket folders or photos on the window to begin.", "Message",
+		func() fyne.Window { return w.win })
 	w.countsText = widget.NewLabel("")
 	w.overallBar = newThinBar()
 	w.overallPct = widget.NewLabel("")
