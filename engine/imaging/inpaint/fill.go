@@ -26,7 +26,7 @@ func (l *level) onionFill(seed int64) []int32 {
 	done := make([]bool, w*h)
 	from := make([]int32, w*h)
 	conf := make([]float32, w*h)
-	edge := l.edgeStrength()
+	gx, gy := l.gradients()
 	for i, hole := range l.hole {
 		done[i] = !hole
 		from[i] = -1
@@ -37,22 +37,38 @@ func (l *level) onionFill(seed int64) []int32 {
 	pq := &fillQueue{}
 	push := func(i int) {
 		x, y := i%w, i/w
-		var c, n float32
-		var d float32
+		var c, n, d, nx, ny float32
 		for dy := -l.pr; dy <= l.pr; dy++ {
 			for dx := -l.pr; dx <= l.pr; dx++ {
-				nx, ny := x+dx, y+dy
-				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+				xx, yy := x+dx, y+dy
+				if xx < 0 || yy < 0 || xx >= w || yy >= h {
 					continue
 				}
-				j := ny*w + nx
+				j := yy*w + xx
 				n++
 				if done[j] {
 					c += conf[j]
 					if max(abs(dx), abs(dy)) <= 1 {
-						d = max(d, edge[j])
+						// The front's normal points from the done pixels into the hole.
+						nx -= float32(dx)
+						ny -= float32(dy)
 					}
 				}
+			}
+		}
+		if nl := float32(math.Hypot(float64(nx), float64(ny))); nl > 0 {
+			nx, ny = nx/nl, ny/nl
+		}
+		// Data term: the strongest isophote (the gradient turned by 90°) of the done
+		// neighbours that flows across the front rather than along it.
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -1; dx <= 1; dx++ {
+				xx, yy := x+dx, y+dy
+				if xx < 0 || yy < 0 || xx >= w || yy >= h || !done[yy*w+xx] {
+					continue
+				}
+				j := yy*w + xx
+				d = max(d, abs32(-gy[j]*nx+gx[j]*ny))
 			}
 		}
 		c /= max(n, 1)
@@ -118,7 +134,7 @@ func (l *level) onionFill(seed int64) []int32 {
 		from[i] = best
 		done[i] = true
 		conf[i] = it.conf
-		edge[i] = edge[s]
+		gx[i], gy[i] = gx[s], gy[s]
 		for dy := -1; dy <= 1; dy++ {
 			for dx := -1; dx <= 1; dx++ {
 				nx, ny := x+dx, y+dy
@@ -135,28 +151,30 @@ func (l *level) onionFill(seed int64) []int32 {
 // small (encoded 0..1 per pixel) is noise, not structure.
 const edgeFloor = 0.01
 
-// edgeStrength is the gradient magnitude of every known pixel's encoded colour
-// (central differences between known pixels, summed over the channels), 0 in the
-// hole.
-func (l *level) edgeStrength() []float32 {
+// gradients are the horizontal and vertical gradients of every known pixel's
+// encoded luma (the mean of the colour features; central differences between known
+// pixels), 0 in the hole.
+func (l *level) gradients() (gx, gy []float32) {
 	w, h, nf, cc := l.w, l.h, l.nf, l.cc
-	g := make([]float32, w*h)
+	gx, gy = make([]float32, w*h), make([]float32, w*h)
+	luma := func(i int) float32 {
+		var s float32
+		for k := 0; k < cc; k++ {
+			s += l.feat[i*nf+k]
+		}
+		return s / float32(cc)
+	}
 	for y := 1; y < h-1; y++ {
 		for x := 1; x < w-1; x++ {
 			i := y*w + x
 			if l.hole[i] || l.hole[i-1] || l.hole[i+1] || l.hole[i-w] || l.hole[i+w] {
 				continue
 			}
-			var s float32
-			for k := 0; k < cc; k++ {
-				gx := l.feat[(i+1)*nf+k] - l.feat[(i-1)*nf+k]
-				gy := l.feat[(i+w)*nf+k] - l.feat[(i-w)*nf+k]
-				s += gx*gx + gy*gy
-			}
-			g[i] = float32(math.Sqrt(float64(s))) / 2
+			gx[i] = (luma(i+1) - luma(i-1)) / 2
+			gy[i] = (luma(i+w) - luma(i-w)) / 2
 		}
 	}
-	return g
+	return gx, gy
 }
 
 // fillItem is a hole pixel waiting in the fill order.
