@@ -37,6 +37,9 @@ type system struct {
 type buildOptions struct {
 	api         bool
 	onListening func(addr string)
+	// hotAlways builds the hot-folder service even with no folder configured: the
+	// window's settings start the folders added there at once.
+	hotAlways bool
 }
 
 // buildSystem opens the data dir and wires every component. The caller runs
@@ -136,7 +139,7 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 
 	// Hot folders: configured under `hotfolders`; their orders belong to the
 	// internal "hotfolders" key, so the window lists them.
-	if len(cfg.Hotfolders) > 0 {
+	if len(cfg.Hotfolders) > 0 || opt.hotAlways {
 		folders, err := hotfolder.Decode(cfg.Hotfolders)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)

@@ -46,6 +46,9 @@ type HotFolders interface {
 	Status() []hotfolder.FolderStatus
 	Pause(name string) error
 	Resume(name string) error
+	// Apply runs the folders cfgs from now on (added ones start, edited ones
+	// restart); hotfolder.ErrBusy names folders left as they were for now.
+	Apply(cfgs []hotfolder.Config) error
 }
 
 // Deps are the services the window shows and drives.
@@ -53,8 +56,8 @@ type Deps struct {
 	Engine Engine
 	Assets Assets
 	Keys   Keys
-	// Hot is nil when no hot folder is configured (the tab then shows the
-	// configuration only).
+	// Hot runs the hot folders; nil leaves the tab to the configuration only
+	// (changes apply at the next start).
 	Hot HotFolders
 	// Available says whether a feature of the catalog can run now (a model backend is
 	// configured for it); nil treats every feature as available.

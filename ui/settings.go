@@ -635,7 +635,7 @@ func (sv *settingsView) hotTab() fyne.CanvasObject {
 					line += " · " + st.Reason
 				}
 			} else {
-				line += " · starts with the next start"
+				line += " · starts when saved"
 			}
 			texts.Objects[1].(*fullTextLabel).SetText(line)
 			pause := btns.Objects[0].(*widget.Button)
@@ -661,9 +661,12 @@ func (sv *settingsView) hotTab() fyne.CanvasObject {
 			return
 		}
 		sv.save("Hot folders")
+		if err := sv.startHot(); err != nil {
+			dialog.ShowError(err, sv.win)
+		}
 	})
 	saveBtn.Importance = widget.HighImportance
-	top := note("Photos dropped into an input folder are grouped, processed and written to its output folder. Pause and resume act at once; added or edited folders start with the next start.")
+	top := note("Photos dropped into an input folder are grouped, processed and written to its output folder. Saved folders start at once; pause and resume act at once.")
 	return container.NewBorder(top, container.NewBorder(nil, nil, add, saveBtn), nil, nil, sv.hotList)
 }
 
@@ -845,6 +848,24 @@ func setHotOptions(e map[string]any, o core.Options) {
 	} else {
 		delete(e, "options")
 	}
+}
+
+// startHot hands the saved entries to the running hot-folder service, so added
+// and edited folders start now. Folders with scenes in flight change once those
+// are done (at the latest at the next start); the error says which.
+func (sv *settingsView) startHot() error {
+	hot := sv.w.deps.Hot
+	if hot == nil {
+		return nil
+	}
+	cfgs, err := hotfolder.Decode(sv.hotEntries)
+	if err != nil {
+		return err
+	}
+	err = hot.Apply(cfgs)
+	sv.hotStatus = hot.Status()
+	sv.hotList.Refresh()
+	return err
 }
 
 // applyHot validates the entries as the service will read them and sets them.

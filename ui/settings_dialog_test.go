@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
 // findButton returns the first button labelled text under o.
@@ -90,4 +95,46 @@ func TestHotFolderFormOffersEveryOrderOption(t *testing.T) {
 		o.PerspectiveStrength == nil || *o.PerspectiveStrength != 0.5 {
 		t.Fatalf("the folder runs with %+v", o)
 	}
+}
+
+// A hot folder added in the settings starts when saved: a photo dropped into it
+// is delivered without a restart.
+func TestHotFolderAddedInSettingsStartsAtOnce(t *testing.T) {
+	h := newHarness(t, 1)
+	hot, err := hotfolder.New(nil, hotfolder.Deps{DB: h.sys.db, Engine: h.sys.engine, Assets: h.sys.assets, Keys: h.sys.keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); hot.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	h.w.deps.Hot = hot
+
+	sv := h.w.newSettingsView()
+	defer sv.win.Close()
+	sv.stopPoll()
+	in, out := t.TempDir(), t.TempDir()
+	sv.hotEntries = []map[string]any{{"name": "studio", "input": in, "output": out, "grouping": "count:1"}}
+	if err := sv.applyHot(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sv.startHot(); err != nil {
+		t.Fatal(err)
+	}
+	if st := hot.Status(); len(st) != 1 || st[0].Name != "studio" {
+		t.Fatalf("the service runs %+v", st)
+	}
+	b, err := os.ReadFile(testphotos.Path(t, "interiors", "houses_109_bedroom.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, ".bedroom.part"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(filepath.Join(in, ".bedroom.part"), filepath.Join(in, "bedroom.jpg"))
+	h.waitFor("the photo delivered", 2*time.Minute, func() bool {
+		_, err := os.Stat(filepath.Join(out, "bedroom.jpg"))
+		return err == nil
+	})
 }

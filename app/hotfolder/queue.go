@@ -103,3 +103,20 @@ func (q *workQueue) len() int {
 	defer q.mu.Unlock()
 	return len(q.order)
 }
+
+// has reports whether any scene of f is queued or held by a worker.
+func (q *workQueue) has(f *folder) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for it := range q.queued {
+		if it.f == f {
+			return true
+		}
+	}
+	for it := range q.running {
+		if it.f == f {
+			return true
+		}
+	}
+	return false
+}

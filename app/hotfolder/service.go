@@ -60,6 +60,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,10 +161,22 @@ type Service struct {
 	queue   *workQueue
 	follow  *follower
 
+	// mu guards folders and byName, which Apply changes while Serve runs, and
+	// the running scan loops.
+	mu      sync.Mutex
 	folders []*folder
 	byName  map[string]*folder
+	loops   map[*folder]*loop // scan loops running, by folder
+	runCtx  context.Context   // Serve's context while it runs; nil before and after
+	runWG   *sync.WaitGroup
 
 	serving sync.Mutex
+}
+
+// loop is one folder's running scan loop.
+type loop struct {
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // New checks the folders, makes sure the owner key exists and reads the journal.
@@ -195,7 +210,7 @@ func New(cfgs []Config, deps Deps) (*Service, error) {
 	}
 	s := &Service{
 		deps: deps, log: deps.Logger.With("component", "hotfolder"), owner: owner, journal: jr,
-		queue: newWorkQueue(), byName: map[string]*folder{},
+		queue: newWorkQueue(), byName: map[string]*folder{}, loops: map[*folder]*loop{},
 	}
 	s.follow = newFollower(s)
 	for _, c := range cfgs {
@@ -238,16 +253,115 @@ func (s *Service) Serve(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.work(ctx) }()
 	}
+	s.mu.Lock()
+	s.runCtx, s.runWG = ctx, &wg
 	for _, f := range s.folders {
 		f.resume() // scenes in flight go on even in a paused or disabled folder
-		if !f.cfg.Enabled {
+		s.startLocked(f)
+	}
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.runCtx, s.runWG = nil, nil
+	s.mu.Unlock()
+	wg.Wait()
+	s.mu.Lock()
+	clear(s.loops)
+	s.mu.Unlock()
+	return nil
+}
+
+// startLocked starts f's scan loop when f is enabled and Serve runs.
+func (s *Service) startLocked(f *folder) {
+	if !f.cfg.Enabled || s.runCtx == nil {
+		return
+	}
+	ctx, stop := context.WithCancel(s.runCtx)
+	l := &loop{stop: stop, done: make(chan struct{})}
+	s.loops[f] = l
+	s.runWG.Add(1)
+	go func() {
+		defer s.runWG.Done()
+		defer close(l.done)
+		f.run(ctx)
+	}()
+}
+
+// ErrBusy is Apply's answer for folders it left as they were because scenes are
+// in flight in them: they change at the next start, or when Apply is called again
+// after those scenes are done.
+var ErrBusy = errors.New("scenes in flight")
+
+// Apply changes the running service to the folders cfgs, as a restart would, but
+// at once: a new folder starts taking files, a removed one stops, an edited one
+// starts again with its new settings (its journal, counts and pause carry over).
+// A folder with scenes in flight is not removed or edited meanwhile; the error
+// (wrapping ErrBusy) names those folders, and the others are applied.
+func (s *Service) Apply(cfgs []Config) error {
+	for i := range cfgs {
+		if err := cfgs[i].check(); err != nil {
+			return fmt.Errorf("hotfolders[%d].%w", i, err)
+		}
+	}
+	if err := checkSet(cfgs); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]Config{}
+	for _, c := range cfgs {
+		want[c.Name] = c
+	}
+	var busy []string
+	var keep []*folder
+	for _, f := range s.folders {
+		c, stays := want[f.cfg.Name]
+		if stays && reflect.DeepEqual(c, f.cfg) {
+			keep = append(keep, f)
 			continue
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); f.run(ctx) }()
+		f.mu.Lock()
+		inFlight := len(f.active) > 0
+		f.mu.Unlock()
+		if inFlight || s.queue.has(f) {
+			busy = append(busy, f.cfg.Name)
+			keep = append(keep, f)
+			want[f.cfg.Name] = f.cfg // as it is, for now
+			continue
+		}
+		if l := s.loops[f]; l != nil {
+			l.stop()
+			<-l.done
+			delete(s.loops, f)
+		}
+		delete(s.byName, f.cfg.Name)
 	}
-	<-ctx.Done()
-	wg.Wait()
+	s.folders = nil
+	for _, c := range cfgs {
+		if f, ok := s.byName[c.Name]; ok && slices.Contains(keep, f) {
+			s.folders = append(s.folders, f)
+			continue
+		}
+		f, err := newFolder(s, c)
+		if err != nil {
+			return err
+		}
+		s.folders = append(s.folders, f)
+		s.byName[c.Name] = f
+		if s.runCtx != nil {
+			f.resume()
+		}
+		s.startLocked(f)
+	}
+	// Busy folders the new set removed stay until they are done.
+	for _, f := range keep {
+		if !slices.Contains(s.folders, f) {
+			s.folders = append(s.folders, f)
+		}
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("hot folders %s: %w; their changes apply once those are done", strings.Join(busy, ", "), ErrBusy)
+	}
 	return nil
 }
 
@@ -264,6 +378,8 @@ func (s *Service) work(ctx context.Context) {
 
 // Status returns every configured folder's status, in configuration order.
 func (s *Service) Status() []FolderStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make([]FolderStatus, len(s.folders))
 	for i, f := range s.folders {
 		out[i] = f.status()
@@ -279,7 +395,9 @@ func (s *Service) Pause(name string) error { return s.setPaused(name, true) }
 func (s *Service) Resume(name string) error { return s.setPaused(name, false) }
 
 func (s *Service) setPaused(name string, paused bool) error {
+	s.mu.Lock()
 	f, ok := s.byName[name]
+	s.mu.Unlock()
 	if !ok {
 		return core.NotFound("no hot folder is named %q", name)
 	}
