@@ -7,15 +7,19 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
-// Edge refinement at the guide resolution. The coarse matte becomes a trimap: sure sky,
-// sure ground and an unknown band around their boundary, a few pixels wide along roof
-// lines and wide where the boundary is busy (foliage, branches, aerials). Inside the
-// band every pixel is taken as a mix I = alpha*S + (1-alpha)*F of the local sky colour S
-// and the local ground colour F (each averaged over the sure pixels nearby, the
-// narrowest window that holds enough of them), and alpha is its projection on the segment from F to S. Where S and F are
-// too alike to tell apart (a pale wall under a white sky) or the pixel is far from the
-// segment (a white wall next to a tree) the coarse matte is kept. The guided filter that
-// follows (small window, low regularisation) carries the result to full resolution.
+// Edge refinement at the guide resolution. The coarse matte (sky@4.0.0's guided
+// filter) becomes a trimap: sure sky, sure ground and an unknown band around their
+// boundary, a few pixels wide along roof lines and walls and wide where the ground
+// beside it is foliage: textured, with gradients every way (structure-tensor
+// coherence), darker than the sky, reached from the boundary through such pixels, with
+// the smooth sky pockets it encloses. In the foliage band every pixel is taken as a
+// mix I = alpha*S + (1-alpha)*F of the local sky colour S and the local ground colour
+// F (each averaged over the sure pixels nearby, in the narrowest window that holds
+// enough of them), and alpha is its projection on the segment from F to S. Where S
+// and F are too alike to tell apart or the pixel lies off the segment (a lit branch,
+// a white wall seen through the leaves) the coarse matte is kept, as it is along
+// man-made edges. A guided filter with a small window and low regularisation carries
+// the result to full resolution.
 //
 // The same local colours let the compositor estimate each edge pixel's foreground
 // colour instead of mixing the old sky into it.
@@ -110,8 +114,8 @@ func (a *analysis) refine(ctx context.Context) error {
 	tex, busy := st[0], make([]bool, n)
 	skyL := lumaS(a.oldMean[:])
 	for p := range tex {
-		a, b, c := st[1][p], st[2][p], st[3][p]
-		if tr := a + b; tr > 0 && ((a-b)*(a-b)+4*c*c)/(tr*tr) > busyCoh {
+		xx, yy, xy := st[1][p], st[2][p], st[3][p]
+		if tr := xx + yy; tr > 0 && ((xx-yy)*(xx-yy)+4*xy*xy)/(tr*tr) > busyCoh {
 			tex[p] = 0 // one direction: a roof line, siding, a fence
 		}
 		if st[4][p] > busyLuma*skyL {
@@ -148,17 +152,16 @@ func (a *analysis) refine(ctx context.Context) error {
 		}
 	}
 	fillHoles(busy, w, h, rw*rw, bfs[:0])
-	// The band: narrow everywhere, wide where busy. Only the busy part takes the colour
-	// model; along roof lines and walls the guided filter's edge stands.
-	// The colours are sampled outside the narrow band only: inside a canopy the
-	// leaves themselves are the ground colour.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Only the foliage band takes the colour model; along roof lines and walls the
+	// guided filter's edge stands. The colours are sampled outside the narrow band:
+	// inside a canopy the leaves themselves are the ground colour.
 	sample := make([]bool, n)
 	for p := range sample {
 		m := mask[p]
 		sample[p] = !nearB[p] && (m <= 0.02 || m >= 0.98)
-	}
-	if debugRefine != nil {
-		debugRefine(w, h, busy, sample, mask)
 	}
 	// Local sky and ground colours over the sure pixels.
 	rs, rl := 2*rb+2, 2*rw+2
@@ -298,8 +301,6 @@ func lumaS(px []float32) float32 {
 func refinedRadius(w, h int) int {
 	return max(1, int(math.Round(float64(max(w, h))*refineRadius)))
 }
-
-var debugRefine func(w, h int, busy, unknown []bool, mask []float32)
 
 // fillHoles sets the parts of m's complement smaller than maxArea pixels: smooth sky
 // pockets inside a canopy join the foliage band around them. queue is scratch.
