@@ -393,23 +393,28 @@ func (c *Correction) rowF(y int, gr []float32, w, h int, p []float32, out []floa
 			}
 			continue
 		}
+		// The positions and the gain in locals, so they stay in registers.
+		xr, yr, xg, yg, xb, yb, g := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+		dxr, dyr, dxg, dyg, dxb, dyb, dg := d[0], d[1], d[2], d[3], d[4], d[5], d[6]
 		for k := range n {
-			g := v[6]
-			for ch := range 3 {
-				sx, sy := v[2*ch], v[2*ch+1]
-				ix, iy := int(sx), int(sy)
-				fx, fy := sx-float32(ix), sy-float32(iy)
-				off := iy*s + ix*3 + ch
-				q := p[off : off+s+4 : off+s+4]
-				top := q[0] + fx*(q[3]-q[0])
-				bot := q[s] + fx*(q[s+3]-q[s])
-				o[k*3+ch] = (top + fy*(bot-top)) * g
-			}
-			for q := range v {
-				v[q] += d[q]
-			}
+			o[k*3] = bilinear(p, s, xr, yr) * g
+			o[k*3+1] = bilinear(p[1:], s, xg, yg) * g
+			o[k*3+2] = bilinear(p[2:], s, xb, yb) * g
+			xr, yr, xg, yg, xb, yb, g = xr+dxr, yr+dyr, xg+dxg, yg+dyg, xb+dxb, yb+dyb, g+dg
 		}
 	}
+}
+
+// bilinear samples channel 0 of p (RGB rows of stride s) at (x, y), which lie inside
+// the frame's last column and row.
+func bilinear(p []float32, s int, x, y float32) float32 {
+	ix, iy := int(x), int(y)
+	fx, fy := x-float32(ix), y-float32(iy)
+	off := iy*s + ix*3
+	q := p[off : off+s+4 : off+s+4]
+	top := q[0] + fx*(q[3]-q[0])
+	bot := q[s] + fx*(q[s+3]-q[s])
+	return top + fy*(bot-top)
 }
 
 // sample8Slow is sample8 for a frame whose stride differs from its width.
