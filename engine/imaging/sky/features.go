@@ -121,6 +121,7 @@ func rankPass(src []float32, w, h, r int, horizontal, brightest bool) []float32 
 // boxMean writes the mean of src over a (2r+1)^2 window (clipped at the borders) to dst.
 func boxMean(dst, src []float32, w, h, r int) {
 	tmp := make([]float32, w*h)
+	inv := 1 / float64(2*r+1)
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			s := src[y*w : y*w+w]
@@ -131,7 +132,11 @@ func boxMean(dst, src []float32, w, h, r int) {
 			}
 			for x := 0; x < w; x++ {
 				lo, hi := x-r, x+r
-				d[x] = float32(acc / float64(min(hi, w-1)-max(lo, 0)+1))
+				if lo >= 0 && hi < w {
+					d[x] = float32(acc * inv) // a full window: no division
+				} else {
+					d[x] = float32(acc / float64(min(hi, w-1)-max(lo, 0)+1))
+				}
 				if hi+1 < w {
 					acc += float64(s[hi+1])
 				}
