@@ -37,11 +37,13 @@ var edgeSheetDir = flag.String("sheet", "", "write the sky edge contact sheet (f
 //
 // Halo: the sky is replaced by a flat magenta one, far from any real sky, so that the
 // old sky and the new one can be told apart in a mixed pixel. For ground pixels (mask
-// below 128) within 3 px of the true edge, the output colour O is split, in least squares, into the local ground colour G (input, ground
-// pixels 4 to 8 px from the edge), the local old sky S (input, sky pixels at least
-// 3 px inside) and the local new sky N (output, same pixels): O = G + b(S-G) + c(N-G).
-// The halo is the mean of max(b, 0)*|S-G|, the colour shift towards the old sky, in
-// 8-bit sRGB units.
+// below 128) within 3 px of the true edge, the output colour O is split, in least
+// squares, into the local ground colour G (input, ground pixels 4 to 8 px from the
+// edge), the local old sky S (input, sky pixels at least 3 px inside) and the local
+// new sky N (output, same pixels): O = G + b(S-G) + c(N-G). The halo is the mean of
+// max(b, 0)*|S-G|, the colour shift towards the old sky, in 8-bit sRGB units. Surfaces
+// that are sky-coloured themselves (a metal flashing, a wall's shadowed coping lit
+// by the blue sky) count too and set a floor that no matte can go below.
 const (
 	edgeTol    = 2
 	foliageTex = 0.035
@@ -353,7 +355,7 @@ func loadEdgeCases(t *testing.T) []*edgeCase {
 
 const (
 	minEdgeF     = 0.875
-	maxHaloRatio = 0.98
+	maxHaloRatio = 0.92
 )
 
 // TestSkyEdges checks the matte's edges against the hand-made masks (boundary F-score
