@@ -85,7 +85,7 @@ func TestDecodeErrorsNameEntryAndKey(t *testing.T) {
 		{[]map[string]any{with("options", map[string]any{"gen_edit": "magic_eraser"})}, "hotfolders[0].options.gen_edit: magic_eraser needs a mask"},
 		{[]map[string]any{with("options", map[string]any{"staging_style": "keep"})}, "hotfolders[0].options."},
 		{[]map[string]any{with("inptu", "x")}, "hotfolders[0].inptu: unknown key"},
-		{[]map[string]any{with("grouping", "count:9")}, "hotfolders[0].grouping: count:N takes N from 1 to 5"},
+		{[]map[string]any{with("grouping", "count:10")}, "hotfolders[0].grouping: count:N takes N from 1 to 9"},
 		{[]map[string]any{with("grouping", "by-date")}, "hotfolders[0].grouping: must be auto, count:N or subfolder"},
 		{[]map[string]any{with("originals", "keep")}, "hotfolders[0].originals: must be leave, move or delete"},
 		{[]map[string]any{with("preset", "nope")}, "hotfolders[0].preset: unknown tonecraft preset \"nope\"; presets: signature"},
