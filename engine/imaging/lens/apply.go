@@ -397,9 +397,29 @@ func (c *Correction) rowF(y int, gr []float32, w, h int, p []float32, out []floa
 		xr, yr, xg, yg, xb, yb, g := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 		dxr, dyr, dxg, dyg, dxb, dyb, dg := d[0], d[1], d[2], d[3], d[4], d[5], d[6]
 		for k := range n {
-			o[k*3] = bilinear(p, s, xr, yr) * g
-			o[k*3+1] = bilinear(p[1:], s, xg, yg) * g
-			o[k*3+2] = bilinear(p[2:], s, xb, yb) * g
+			ix, iy := int(xg), int(yg)
+			if int(xr) == ix && int(xb) == ix && int(yr) == iy && int(yb) == iy {
+				// The chromatic aberration is within the pixel: one block of four
+				// pixels serves all three channels (most of the frame).
+				off := iy*s + ix*3
+				q := p[off : off+s+6 : off+s+6]
+				fxr, fyr := xr-float32(ix), yr-float32(iy)
+				fxg, fyg := xg-float32(ix), yg-float32(iy)
+				fxb, fyb := xb-float32(ix), yb-float32(iy)
+				t0 := q[0] + fxr*(q[3]-q[0])
+				b0 := q[s] + fxr*(q[s+3]-q[s])
+				t1 := q[1] + fxg*(q[4]-q[1])
+				b1 := q[s+1] + fxg*(q[s+4]-q[s+1])
+				t2 := q[2] + fxb*(q[5]-q[2])
+				b2 := q[s+2] + fxb*(q[s+5]-q[s+2])
+				o[k*3] = (t0 + fyr*(b0-t0)) * g
+				o[k*3+1] = (t1 + fyg*(b1-t1)) * g
+				o[k*3+2] = (t2 + fyb*(b2-t2)) * g
+			} else {
+				o[k*3] = bilinear(p, s, xr, yr) * g
+				o[k*3+1] = bilinear(p[1:], s, xg, yg) * g
+				o[k*3+2] = bilinear(p[2:], s, xb, yb) * g
+			}
 			xr, yr, xg, yg, xb, yb, g = xr+dxr, yr+dyr, xg+dxg, yg+dyg, xb+dxb, yb+dyb, g+dg
 		}
 	}
