@@ -115,4 +115,18 @@ func TestListOrdersThroughTheAPI(t *testing.T) {
 	f.want(f.do("GET", "/v1/orders?limit=201", f.key, nil), 400, "limit")
 	f.want(f.do("GET", "/v1/orders?cursor=bm9wZQ", f.key, nil), 400, "cursor")
 	f.want(f.do("GET", "/v1/orders?sort=old", f.key, nil), 400, "sort")
+
+	// Documented in the OpenAPI, with its four parameters.
+	r = f.do("GET", "/openapi.json", "", nil)
+	f.want(r, 200)
+	get, _ := r.JSON["paths"].(map[string]any)["/v1/orders"].(map[string]any)["get"].(map[string]any)
+	var params []string
+	for _, p := range get["parameters"].([]any) {
+		params = append(params, p.(map[string]any)["name"].(string))
+	}
+	for _, want := range []string{"limit", "cursor", "status", "batch"} {
+		if !slices.Contains(params, want) {
+			t.Errorf("GET /v1/orders documents parameters %v, missing %s", params, want)
+		}
+	}
 }
