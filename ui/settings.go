@@ -600,7 +600,7 @@ func readFeatures(v any) map[string]string {
 }
 
 // hotTab lists the configured hot folders with their live state; folders can be
-// paused and resumed at once, and added, edited or removed for the next start.
+// paused and resumed at once, and added, edited or removed, which starts them when saved.
 func (sv *settingsView) hotTab() fyne.CanvasObject {
 	sv.hotEntries = readHotEntries(sv.w.cfg.Get(KeyHotfolders))
 	sv.hotList = widget.NewList(
