@@ -57,8 +57,8 @@ func TestOrderCompletesWithOutputAndRecipes(t *testing.T) {
 	if done.OutputAssetID == "" || done.ProgressPercent != 100 || done.ETASeconds != nil {
 		t.Fatalf("completed summary %+v", done)
 	}
-	if got := done.Recipes["develop"]; got != "1.2.0" || len(done.Recipes) != 1 {
-		t.Errorf("recipes %v, want only develop 1.2.0", done.Recipes)
+	if got := done.Recipes["develop"]; got != "1.3.0" || len(done.Recipes) != 1 {
+		t.Errorf("recipes %v, want only develop 1.3.0", done.Recipes)
 	}
 	a, img, format := readOutput(t, e, e.owner, done.OutputAssetID)
 	if format != "png" || a.Kind != core.AssetOutput || a.OrderID != sum.OrderUUID {

@@ -107,7 +107,7 @@ func TestOrderLifecycleThroughTheAPI(t *testing.T) {
 	sum := f.waitOrder(f.key, id)
 	out, _ := sum["outputAssetId"].(string)
 	if sum["status"] != "completed" || uuid.Validate(out) != nil || sum["progressPercent"] != float64(100) ||
-		sum["recipes"].(map[string]any)["develop"] != "1.2.0" || sum["error"] != nil {
+		sum["recipes"].(map[string]any)["develop"] != "1.3.0" || sum["error"] != nil {
 		t.Fatalf("order ended %v", sum)
 	}
 	img, err := png.Decode(bytes.NewReader(f.download(f.key, out)))

@@ -210,7 +210,7 @@ func TestProcessShootToCompletion(t *testing.T) {
 	if d.compare.Mode() != modeAfter {
 		t.Fatal("C again did not show the result")
 	}
-	if !strings.Contains(d.info.Text, "develop 1.2.0") || !strings.Contains(d.info.Text, h.out) {
+	if !strings.Contains(d.info.Text, "develop 1.3.0") || !strings.Contains(d.info.Text, h.out) {
 		t.Errorf("detail says %q", d.info.Text)
 	}
 	// Ctrl+1 zooms to 100 %: the view asks for the photo's full size.

@@ -14,8 +14,8 @@ const (
 
 // recipes is the semver each recipe currently delivers (the spec's Versioning table).
 var recipes = map[string]string{
-	RecipeDevelop:        "1.2.0",
-	RecipeSky:            "4.0.0",
+	RecipeDevelop:        "1.3.0",
+	RecipeSky:            "4.1.0",
 	RecipePrivacy:        "1.1.0",
 	RecipeIndoorStaging:  "1.18.0",
 	RecipeOutdoorStaging: "1.9.0",

@@ -168,9 +168,9 @@ func TestFeatureParametersAreTheMapping(t *testing.T) {
 
 func TestFeaturesRecipesCategoriesAvailability(t *testing.T) {
 	want := map[string][4]string{ // category, recipe, version, available without backends
-		"enhancer":        {"enhancement", "develop", "1.2.0", "true"},
-		"auto_hdr":        {"enhancement", "develop", "1.2.0", "true"},
-		"sky_replacement": {"enhancement", "sky", "4.0.0", "true"},
+		"enhancer":        {"enhancement", "develop", "1.3.0", "true"},
+		"auto_hdr":        {"enhancement", "develop", "1.3.0", "true"},
+		"sky_replacement": {"enhancement", "sky", "4.1.0", "true"},
 		"privacy_blur":    {"enhancement", "privacy", "1.1.0", "true"},
 		"indoor_staging":  {"staging", "indoor_staging", "1.18.0", "false"},
 		"outdoor_staging": {"staging", "outdoor_staging", "1.9.0", "false"},
@@ -285,11 +285,11 @@ func TestGenEditFeatureAndRecipes(t *testing.T) {
 		}
 	}
 	rs := Recipes()
-	if len(rs) != 8 || rs["develop"] != "1.2.0" || rs["declutter_local"] != "2.2.0" {
+	if len(rs) != 8 || rs["develop"] != "1.3.0" || rs["declutter_local"] != "2.2.0" {
 		t.Errorf("recipes %v", rs)
 	}
 	rs["develop"] = "9"
-	if v, _ := RecipeVersion("develop"); v != "1.2.0" {
+	if v, _ := RecipeVersion("develop"); v != "1.3.0" {
 		t.Error("Recipes returned the table itself")
 	}
 }

@@ -198,7 +198,7 @@ func TestOrders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Status != core.OrderCompleted || done.OutputAssetID == "" || done.Recipes["develop"] != "1.2.0" || len(seen) == 0 {
+	if done.Status != core.OrderCompleted || done.OutputAssetID == "" || done.Recipes["develop"] != "1.3.0" || len(seen) == 0 {
 		t.Fatalf("done %+v seen %v", done, seen)
 	}
 	s, err := c.Order(ctx, created.OrderID)

@@ -1,5 +1,5 @@
 // Package sky finds the sky in exterior photos and replaces it with a synthetic one
-// (recipe sky@4.0.0). It works on the photo alone: no model server.
+// (recipe sky@4.1.0). It works on the photo alone: no model server.
 //
 // Segmentation runs on a copy with a long edge of 512 pixels:
 //
