@@ -402,23 +402,23 @@ func (c *Correction) rowF(y int, gr []float32, w, h int, p []float32, out []floa
 				// The chromatic aberration is within the pixel: one block of four
 				// pixels serves all three channels (most of the frame).
 				off := iy*s + ix*3
-				q := p[off : off+s+6 : off+s+6]
+				a := p[off : off+6 : off+6] // two pixels of the upper row
+				b := p[off+s : off+s+6 : off+s+6]
 				fxr, fyr := xr-float32(ix), yr-float32(iy)
 				fxg, fyg := xg-float32(ix), yg-float32(iy)
 				fxb, fyb := xb-float32(ix), yb-float32(iy)
-				t0 := q[0] + fxr*(q[3]-q[0])
-				b0 := q[s] + fxr*(q[s+3]-q[s])
-				t1 := q[1] + fxg*(q[4]-q[1])
-				b1 := q[s+1] + fxg*(q[s+4]-q[s+1])
-				t2 := q[2] + fxb*(q[5]-q[2])
-				b2 := q[s+2] + fxb*(q[s+5]-q[s+2])
-				o[k*3] = (t0 + fyr*(b0-t0)) * g
-				o[k*3+1] = (t1 + fyg*(b1-t1)) * g
-				o[k*3+2] = (t2 + fyb*(b2-t2)) * g
+				t0, b0 := a[0]+fxr*(a[3]-a[0]), b[0]+fxr*(b[3]-b[0])
+				t1, b1 := a[1]+fxg*(a[4]-a[1]), b[1]+fxg*(b[4]-b[1])
+				t2, b2 := a[2]+fxb*(a[5]-a[2]), b[2]+fxb*(b[5]-b[2])
+				px := o[k*3 : k*3+3 : k*3+3]
+				px[0] = (t0 + fyr*(b0-t0)) * g
+				px[1] = (t1 + fyg*(b1-t1)) * g
+				px[2] = (t2 + fyb*(b2-t2)) * g
 			} else {
-				o[k*3] = bilinear(p, s, xr, yr) * g
-				o[k*3+1] = bilinear(p[1:], s, xg, yg) * g
-				o[k*3+2] = bilinear(p[2:], s, xb, yb) * g
+				px := o[k*3 : k*3+3 : k*3+3]
+				px[0] = bilinear(p, s, xr, yr) * g
+				px[1] = bilinear(p[1:], s, xg, yg) * g
+				px[2] = bilinear(p[2:], s, xb, yb) * g
 			}
 			xr, yr, xg, yg, xb, yb, g = xr+dxr, yr+dyr, xg+dxg, yg+dyg, xb+dxb, yb+dyb, g+dg
 		}
@@ -431,9 +431,9 @@ func bilinear(p []float32, s int, x, y float32) float32 {
 	ix, iy := int(x), int(y)
 	fx, fy := x-float32(ix), y-float32(iy)
 	off := iy*s + ix*3
-	q := p[off : off+s+4 : off+s+4]
-	top := q[0] + fx*(q[3]-q[0])
-	bot := q[s] + fx*(q[s+3]-q[s])
+	a, b := p[off:off+4:off+4], p[off+s:off+s+4:off+s+4]
+	top := a[0] + fx*(a[3]-a[0])
+	bot := b[0] + fx*(b[3]-b[0])
 	return top + fy*(bot-top)
 }
 
