@@ -28,10 +28,7 @@ const MaxBrackets = 9
 // brackets: the catalog's rules for n inputs (magic eraser takes one; more than one
 // turns colour and lens correction on) hold alike for any n above one.
 func ResolveBrackets(o core.Options, inBatch bool, n int) (core.Resolved, error) {
-	if n < 1 || n > MaxBrackets {
-		return core.Resolved{}, core.Invalid("inputs", "needs 1 to %d asset ids (the brackets of one scene), got %d", MaxBrackets, n)
-	}
-	return catalog.ResolveScene(o, inBatch, min(n, catalog.MaxInputs))
+	return catalog.ResolveSceneUpTo(o, inBatch, n, MaxBrackets)
 }
 
 // Scene is one scene of a batch: its brackets and the options it overrides.

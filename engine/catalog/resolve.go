@@ -126,15 +126,21 @@ func Resolve(o core.Options, inBatch bool) (core.Resolved, error) {
 }
 
 // ResolveScene is Resolve for an order or batch scene of n inputs, followed by
-// CheckInputs. It completes the default rule of the corrections: they are on for
-// enhancement orders, those with tonecraft on or with brackets to merge (n > 1),
-// unless the options set them explicitly.
+// CheckInputs with the spec's MaxInputs. It completes the default rule of the
+// corrections: they are on for enhancement orders, those with tonecraft on or with
+// brackets to merge (n > 1), unless the options set them explicitly.
 func ResolveScene(o core.Options, inBatch bool, n int) (core.Resolved, error) {
+	return ResolveSceneUpTo(o, inBatch, n, MaxInputs)
+}
+
+// ResolveSceneUpTo is ResolveScene for a front door that takes up to maxInputs
+// brackets (the window, hot folders and process take more than the spec's five).
+func ResolveSceneUpTo(o core.Options, inBatch bool, n, maxInputs int) (core.Resolved, error) {
 	r, err := Resolve(o, inBatch)
 	if err != nil {
 		return core.Resolved{}, err
 	}
-	if err := CheckInputs(r, n); err != nil {
+	if err := CheckInputs(r, n, maxInputs); err != nil {
 		return core.Resolved{}, err
 	}
 	if n > 1 {
@@ -217,10 +223,11 @@ func resolveStaging(o core.Options) (Staging, error) {
 }
 
 // CheckInputs checks the number of inputs of an order or batch scene: 1 to
-// MaxInputs, and exactly one image for magic eraser (its mask travels in `mask`).
-func CheckInputs(r core.Resolved, n int) error {
-	if n < 1 || n > MaxInputs {
-		return core.Invalid("inputs", "needs 1 to %d asset ids (the brackets of one scene), got %d", MaxInputs, n)
+// maxInputs (MaxInputs for the spec's API), and exactly one image for magic eraser
+// (its mask travels in `mask`).
+func CheckInputs(r core.Resolved, n, maxInputs int) error {
+	if n < 1 || n > maxInputs {
+		return core.Invalid("inputs", "needs 1 to %d asset ids (the brackets of one scene), got %d", maxInputs, n)
 	}
 	if r.GenEdit == GenMagicEraser && n != 1 {
 		return core.Invalid("inputs", "magic eraser takes exactly one image (the mask goes in mask), got %d", n)

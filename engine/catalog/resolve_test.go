@@ -224,21 +224,28 @@ func TestMagicEraserWithMask(t *testing.T) {
 	if r.Mask != "3f2b8c1e-9a4d-4e6f-8b1a-2c3d4e5f6a7b" || r.GenEdit != "magic_eraser" {
 		t.Errorf("resolved %+v", r)
 	}
-	if err := CheckInputs(r, 1); err != nil {
+	if err := CheckInputs(r, 1, MaxInputs); err != nil {
 		t.Error(err)
 	}
-	wantInvalid(t, CheckInputs(r, 2), "inputs")
+	wantInvalid(t, CheckInputs(r, 2, MaxInputs), "inputs")
+	wantInvalid(t, CheckInputs(r, 2, 9), "inputs")
 }
 
 func TestCheckInputs(t *testing.T) {
 	r, _ := Resolve(core.Options{}, false)
 	for n := 1; n <= 5; n++ {
-		if err := CheckInputs(r, n); err != nil {
+		if err := CheckInputs(r, n, MaxInputs); err != nil {
 			t.Errorf("%d inputs: %v", n, err)
 		}
 	}
-	wantInvalid(t, CheckInputs(r, 0), "inputs")
-	wantInvalid(t, CheckInputs(r, 6), "inputs")
+	wantInvalid(t, CheckInputs(r, 0, MaxInputs), "inputs")
+	wantInvalid(t, CheckInputs(r, 6, MaxInputs), "inputs")
+	// A front door that takes more brackets passes its own limit.
+	if err := CheckInputs(r, 9, 9); err != nil {
+		t.Errorf("9 inputs up to 9: %v", err)
+	}
+	wantInvalid(t, CheckInputs(r, 10, 9), "inputs")
+	wantInvalid(t, CheckInputs(r, 0, 9), "inputs")
 }
 
 func TestMerge(t *testing.T) {
@@ -346,6 +353,13 @@ func TestCorrectionsDefaultRule(t *testing.T) {
 	}
 	if _, err := ResolveScene(core.Options{}, false, MaxInputs+1); err == nil {
 		t.Error("ResolveScene accepted too many inputs")
+	}
+	r, err := ResolveSceneUpTo(core.Options{}, false, 9, 9)
+	if err != nil || !r.ColorCorrection || !r.LensCorrection {
+		t.Errorf("ResolveSceneUpTo 9 of 9: %+v, %v", r, err)
+	}
+	if _, err := ResolveSceneUpTo(core.Options{}, false, 10, 9); err == nil {
+		t.Error("ResolveSceneUpTo accepted too many inputs")
 	}
 	d := CorrectionsOn(core.Options{LensCorrection: &off})
 	if d.ColorCorrection == nil || !*d.ColorCorrection || d.LensCorrection == nil || *d.LensCorrection {

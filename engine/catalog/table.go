@@ -22,7 +22,10 @@ const (
 // Param is one order option as the feature catalog shows it. Default is nil where
 // nothing fixed applies (a preset decides, or the option has no default). Features
 // lists the catalog keys of the features the option belongs to; it is not part of
-// the catalog's JSON because each feature lists its own parameters.
+// the catalog's JSON because each feature lists its own parameters. Description says
+// in one user-facing sentence what the option does, for --help and the OpenAPI
+// document; the values, range and default are in the other fields, so it need not
+// repeat them. The catalog's JSON leaves it out, keeping its record shape.
 type Param struct {
 	Name      string   `json:"name"`
 	Type      string   `json:"type"`
@@ -32,6 +35,8 @@ type Param struct {
 	Max       *float64 `json:"max,omitempty"`
 	MaxLength int      `json:"maxLength,omitempty"`
 	Features  []string `json:"-"`
+
+	Description string `json:"-"`
 }
 
 // option is a Param plus what only this package needs: the preset list a string
@@ -91,43 +96,69 @@ var (
 // selects a feature rather than belonging to one, so no feature lists it.
 var options = []option{
 	{Param: Param{Name: "gen_edit", Type: TypeEnum,
-		Enum: []string{GenIndoorStaging, GenOutdoorStaging, GenMessCleaner, GenMagicEraser, GenDeclutterLocal}}},
-	{Param: Param{Name: "perspective", Type: TypeBoolean, Default: false, Features: enhancer}},
-	{Param: Param{Name: "perspective_strength", Type: TypeNumber, Default: 1.0, Min: bound(0), Max: bound(1), Features: enhancer}},
-	{Param: Param{Name: "tonecraft", Type: TypeBoolean, Default: false, Features: enhancer}},
-	{Param: Param{Name: "tonecraft_profile", Type: TypeString, Default: "signature", Features: enhancer}, presetFeature: PresetsTonecraft},
-	{Param: Param{Name: "tonecraft_levels", Type: TypeBoolean, Features: enhancer}},
-	{Param: Param{Name: "tonecraft_sharpen", Type: TypeBoolean, Features: enhancer}},
-	{Param: Param{Name: "align", Type: TypeBoolean, Default: true, Features: delivery}},
-	{Param: Param{Name: "format", Type: TypeEnum, Default: "jpeg", Enum: []string{"jpeg", "png", "webp"}, Features: delivery}},
-	{Param: Param{Name: "quality", Type: TypeInteger, Default: 92, Min: bound(1), Max: bound(100), Features: delivery}},
-	{Param: Param{Name: "sky", Type: TypeBoolean, Default: false, Features: sky}},
+		Enum:        []string{GenIndoorStaging, GenOutdoorStaging, GenMessCleaner, GenMagicEraser, GenDeclutterLocal},
+		Description: "Selects one generative feature: indoor or outdoor staging, mess cleaner (clutter removed, furniture stays), magic eraser (the area a mask marks) or declutter (furniture, decorations, loose objects and people removed)."}},
+	{Param: Param{Name: "perspective", Type: TypeBoolean, Default: false, Features: enhancer,
+		Description: "Straightens converging verticals and small camera roll, cropping to the source's aspect ratio."}},
+	{Param: Param{Name: "perspective_strength", Type: TypeNumber, Default: 1.0, Min: bound(0), Max: bound(1), Features: enhancer,
+		Description: "How far perspective correction goes toward level verticals: 0 leaves the photo as shot, 1 corrects fully."}},
+	{Param: Param{Name: "tonecraft", Type: TypeBoolean, Default: false, Features: enhancer,
+		Description: "Applies the tone look that tonecraft_profile selects."}},
+	{Param: Param{Name: "tonecraft_profile", Type: TypeString, Default: "signature", Features: enhancer,
+		Description: "The tone look tonecraft applies, a preset key from GET /v1/presets?feature=tonecraft."}, presetFeature: PresetsTonecraft},
+	{Param: Param{Name: "tonecraft_levels", Type: TypeBoolean, Features: enhancer,
+		Description: "Turns the look's auto-levels finishing on or off; when omitted the preset decides."}},
+	{Param: Param{Name: "tonecraft_sharpen", Type: TypeBoolean, Features: enhancer,
+		Description: "Turns the look's sharpness boost on or off; when omitted the preset decides."}},
+	{Param: Param{Name: "align", Type: TypeBoolean, Default: true, Features: delivery,
+		Description: "Aligns the brackets to each other before they are merged into one HDR photo."}},
+	{Param: Param{Name: "format", Type: TypeEnum, Default: "jpeg", Enum: []string{"jpeg", "png", "webp"}, Features: delivery,
+		Description: "The file format of the delivered photo."}},
+	{Param: Param{Name: "quality", Type: TypeInteger, Default: 92, Min: bound(1), Max: bound(100), Features: delivery,
+		Description: "JPEG and WebP compression quality of the delivered photo; it does not change its dimensions."}},
+	{Param: Param{Name: "sky", Type: TypeBoolean, Default: false, Features: sky,
+		Description: "Replaces the sky of an exterior photo."}},
 	{Param: Param{Name: "sky_style", Type: TypeEnum, Default: "high_cloud",
-		Enum: []string{"clear", "low_cloud", "neutral", "high_cloud"}, Features: sky}},
-	{Param: Param{Name: "privacy", Type: TypeBoolean, Default: false, Features: privacy}},
-	{Param: Param{Name: "categories", Type: TypeArray, Default: DefaultCategories, Features: privacy}},
-	{Param: Param{Name: "threshold", Type: TypeNumber, Default: 0.3, Min: bound(0), Max: bound(1), Features: privacy}},
+		Enum: []string{"clear", "low_cloud", "neutral", "high_cloud"}, Features: sky,
+		Description: "The kind of sky that sky replacement puts in."}},
+	{Param: Param{Name: "privacy", Type: TypeBoolean, Default: false, Features: privacy,
+		Description: "Blurs faces, licence plates and framed photos (the concepts categories names) so that no one is identified."}},
+	{Param: Param{Name: "categories", Type: TypeArray, Default: DefaultCategories, Features: privacy,
+		Description: "The concepts privacy blur finds and blurs, a subset of the defaults; omitted or empty means all of them."}},
+	{Param: Param{Name: "threshold", Type: TypeNumber, Default: 0.3, Min: bound(0), Max: bound(1), Features: privacy,
+		Description: "The detection confidence from which privacy blur blurs a find: lower blurs more, higher fewer false finds."}},
 	{Param: Param{Name: "gen_quality", Type: TypeEnum, Default: "balanced",
-		Enum: []string{"fast", "balanced", "best"}, Features: generative}},
-	{Param: Param{Name: "staging_preset", Type: TypeString, Features: indoor}, presetFeature: PresetsIndoorStaging},
+		Enum: []string{"fast", "balanced", "best"}, Features: generative,
+		Description: "The generation tier of indoor staging, outdoor staging and mess cleaner, trading speed for quality; it does not change the output's dimensions."}},
+	{Param: Param{Name: "staging_preset", Type: TypeString, Features: indoor,
+		Description: "A named staging look (style, style text and finishes) from GET /v1/presets?feature=indoor_staging, which the explicit staging options override."}, presetFeature: PresetsIndoorStaging},
 	{Param: Param{Name: "staging_style", Type: TypeEnum, Default: "contemporary",
-		Enum: []string{StyleKeep, "contemporary", "modern", "scandinavian", "luxury", "ikea", "industrial"}, Features: indoor}},
-	{Param: Param{Name: "style_clause", Type: TypeString, MaxLength: MaxStyleClause, Features: indoor}},
+		Enum: []string{StyleKeep, "contemporary", "modern", "scandinavian", "luxury", "ikea", "industrial"}, Features: indoor,
+		Description: "The furniture style indoor staging stages the room in; keep leaves the furniture and changes only floor and walls."}},
+	{Param: Param{Name: "style_clause", Type: TypeString, MaxLength: MaxStyleClause, Features: indoor,
+		Description: "Custom furniture style text that replaces the selected look's style text (single orders only)."}},
 	{Param: Param{Name: "room_type", Type: TypeEnum, Default: "auto",
-		Enum: []string{"auto", "bathroom", "bedroom", "child_room", "dining_room", "kitchen", "living_room", "office", "terrace"}, Features: indoor}},
+		Enum: []string{"auto", "bathroom", "bedroom", "child_room", "dining_room", "kitchen", "living_room", "office", "terrace"}, Features: indoor,
+		Description: "The room indoor staging furnishes: auto keeps the kind of room the photo shows, another type converts it within the same walls."}},
 	{Param: Param{Name: "floor_finish", Type: TypeEnum, Default: "keep",
-		Enum: []string{"keep", "carpet_dark_blue", "carpet_grey", "concrete_light_grey", "hardwood_aria", "hardwood_light_brown", "tiles_grey", "tiles_white"}, Features: indoor}},
+		Enum: []string{"keep", "carpet_dark_blue", "carpet_grey", "concrete_light_grey", "hardwood_aria", "hardwood_light_brown", "tiles_grey", "tiles_white"}, Features: indoor,
+		Description: "The floor indoor staging lays; keep leaves the floor as it is."}},
 	{Param: Param{Name: "wall_color", Type: TypeEnum, Default: "keep",
-		Enum: []string{"keep", "white", "warm_white", "cream", "greige", "light_grey", "sand", "taupe", "sage_green", "olive", "powder_blue", "terracotta", "charcoal"}, Features: indoor}},
-	{Param: Param{Name: "mask", Type: TypeUUID, Features: magicEraser}},
+		Enum: []string{"keep", "white", "warm_white", "cream", "greige", "light_grey", "sand", "taupe", "sage_green", "olive", "powder_blue", "terracotta", "charcoal"}, Features: indoor,
+		Description: "The colour indoor staging paints the walls; keep leaves the walls as they are."}},
+	{Param: Param{Name: "mask", Type: TypeUUID, Features: magicEraser,
+		Description: "The mask of magic eraser, required with gen_edit magic_eraser: a PNG whose white marks what to erase."}},
 	// The second round's options. Neither correction has a fixed default: it follows
 	// the order (Resolve and ResolveScene), on for enhancement orders and off for
 	// the rest.
-	{Param: Param{Name: "color_correction", Type: TypeBoolean, Features: delivery}},
-	{Param: Param{Name: "lens_correction", Type: TypeBoolean, Features: delivery}},
+	{Param: Param{Name: "color_correction", Type: TypeBoolean, Features: delivery,
+		Description: "Makes whites, ceilings and greys neutral under mixed daylight and lamp light; when omitted it is on for enhancement orders (tonecraft on, or brackets to merge) and off otherwise."}},
+	{Param: Param{Name: "lens_correction", Type: TypeBoolean, Features: delivery,
+		Description: "Corrects lens distortion, colour fringing and vignetting for the camera and lens in the photo's metadata; when omitted it is on for enhancement orders (tonecraft on, or brackets to merge) and off otherwise."}},
 	// flambient: on unless set false; the pipeline blends only a scene that has a
 	// flash frame, which only the decoded inputs tell (see Resolve).
-	{Param: Param{Name: "flambient", Type: TypeBoolean, Features: delivery}},
+	{Param: Param{Name: "flambient", Type: TypeBoolean, Features: delivery,
+		Description: "Blends a flash frame of the scene into its ambient brackets (flash colour, ambient light); on unless set false, and it acts only on a scene with a flash frame."}},
 }
 
 // byName indexes options by JSON name.
@@ -135,7 +166,8 @@ var byName = map[string]*option{}
 
 // The table is bound to core.Options and core.Resolved by json tag when the package
 // loads. A mismatch is a programming error in this table, not bad input, so it stops
-// the program before anything can be decoded wrongly.
+// the program before anything can be decoded wrongly. A row without a description
+// stops it too: --help and the OpenAPI document would leave that option unexplained.
 func init() {
 	in := jsonFields(reflect.TypeFor[core.Options]())
 	out := jsonFields(reflect.TypeFor[core.Resolved]())
@@ -144,6 +176,9 @@ func init() {
 	}
 	for i := range options {
 		o := &options[i]
+		if strings.TrimSpace(o.Description) == "" {
+			panic("catalog: option " + o.Name + " has no description")
+		}
 		fi, ok := in[o.Name]
 		if !ok {
 			panic("catalog: core.Options has no field tagged " + o.Name)

@@ -29,6 +29,24 @@ func TestTableCoversCoreOptions(t *testing.T) {
 	}
 }
 
+// Every option says what it does in one short sentence, which --help prints on the
+// flag's line and the OpenAPI document gives as the property's description.
+func TestEveryOptionIsDescribed(t *testing.T) {
+	for _, p := range Params() {
+		d := p.Description
+		switch {
+		case d == "":
+			t.Errorf("%s: no description", p.Name)
+		case strings.ContainsAny(d, "\n\t"):
+			t.Errorf("%s: description spans lines: %q", p.Name, d)
+		case !strings.HasSuffix(d, ".") || strings.Count(d, ". ") > 0:
+			t.Errorf("%s: description is not one sentence: %q", p.Name, d)
+		case len(d) > 220:
+			t.Errorf("%s: description is %d characters, keep it short: %q", p.Name, len(d), d)
+		}
+	}
+}
+
 // The option names, types, defaults, enums and bounds, as the spec's Order options
 // table gives them.
 func TestTableMatchesSpec(t *testing.T) {
