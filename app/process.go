@@ -83,40 +83,43 @@ func newProcessCommand(g *globalFlags) *cobra.Command {
 }
 
 // optionUsage describes an order option for --help from the option table: what it
-// does (its features), the values it takes and its default.
+// does first, then the values it takes, its default and the features it belongs to.
 func optionUsage(p catalog.Param) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "order option %s", p.Name)
-	if len(p.Features) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(p.Features, ", "))
-	}
+	b.WriteString(p.Description)
 	var values string
 	switch {
 	case p.Name == "mask":
-		values = "a PNG mask file; white marks what to erase"
+		values = "the path of a PNG file" // process uploads nothing: it reads the file
 	case len(p.Enum) > 0:
 		values = "one of " + strings.Join(p.Enum, ", ")
 	case p.Type == catalog.TypeBoolean:
 		values = "true or false"
+	case p.Min != nil && p.Max != nil && p.Type == catalog.TypeInteger:
+		values = fmt.Sprintf("an integer from %g to %g", *p.Min, *p.Max)
 	case p.Min != nil && p.Max != nil:
-		values = fmt.Sprintf("%s from %g to %g", p.Type, *p.Min, *p.Max)
-	case p.Type == "array":
+		values = fmt.Sprintf("a number from %g to %g", *p.Min, *p.Max)
+	case p.Type == catalog.TypeArray:
 		values = "a comma-separated list"
 	case p.MaxLength > 0:
 		values = fmt.Sprintf("text of up to %d characters", p.MaxLength)
 	default:
-		values = p.Type
+		values = "a " + p.Type
 	}
 	if keys := presetKeys(p.Name); len(keys) > 0 {
 		values = "a preset: one of " + strings.Join(keys, ", ")
 	}
-	fmt.Fprintf(&b, "; %s", values)
+	fmt.Fprintf(&b, " Takes %s", values)
 	switch d := p.Default.(type) {
 	case nil:
 	case []string:
 		fmt.Fprintf(&b, "; default %s", strings.Join(d, ","))
 	default:
 		fmt.Fprintf(&b, "; default %v", d)
+	}
+	b.WriteString(".")
+	if len(p.Features) > 0 {
+		fmt.Fprintf(&b, " Features: %s.", strings.Join(p.Features, ", "))
 	}
 	return b.String()
 }

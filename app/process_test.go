@@ -223,6 +223,12 @@ func TestProcessHelpDescribesEveryOption(t *testing.T) {
 			t.Errorf("%s missing from --help", flag)
 			continue
 		}
+		// What the option means comes first, then its values and default.
+		usage := strings.TrimSpace(line[strings.Index(line, flag)+len(flag):])
+		usage = strings.TrimSpace(strings.TrimPrefix(usage, "string"))
+		if p.Description == "" || !strings.HasPrefix(usage, p.Description) {
+			t.Errorf("%s: usage does not open with the description %q: %s", flag, p.Description, line)
+		}
 		for _, v := range p.Enum {
 			if !strings.Contains(line, v) {
 				t.Errorf("%s: value %s not named: %s", flag, v, line)

@@ -122,11 +122,11 @@ var options = []option{
 		Enum: []string{"clear", "low_cloud", "neutral", "high_cloud"}, Features: sky,
 		Description: "The kind of sky that sky replacement puts in."}},
 	{Param: Param{Name: "privacy", Type: TypeBoolean, Default: false, Features: privacy,
-		Description: "Blurs faces, licence plates and framed photos (the concepts categories names) so that no one is identified."}},
+		Description: "Blurs what categories selects (faces, license plates, framed photos) so that people cannot be identified."}},
 	{Param: Param{Name: "categories", Type: TypeArray, Default: DefaultCategories, Features: privacy,
 		Description: "The concepts privacy blur finds and blurs, a subset of the defaults; omitted or empty means all of them."}},
 	{Param: Param{Name: "threshold", Type: TypeNumber, Default: 0.3, Min: bound(0), Max: bound(1), Features: privacy,
-		Description: "The detection confidence from which privacy blur blurs a find: lower blurs more, higher fewer false finds."}},
+		Description: "The detection confidence from which privacy blur blurs a find: lower blurs more, higher only surer finds."}},
 	{Param: Param{Name: "gen_quality", Type: TypeEnum, Default: "balanced",
 		Enum: []string{"fast", "balanced", "best"}, Features: generative,
 		Description: "The generation tier of indoor staging, outdoor staging and mess cleaner, trading speed for quality; it does not change the output's dimensions."}},
@@ -158,7 +158,7 @@ var options = []option{
 	// flambient: on unless set false; the pipeline blends only a scene that has a
 	// flash frame, which only the decoded inputs tell (see Resolve).
 	{Param: Param{Name: "flambient", Type: TypeBoolean, Features: delivery,
-		Description: "Blends a flash frame of the scene into its ambient brackets (flash colour, ambient light); on unless set false, and it acts only on a scene with a flash frame."}},
+		Description: "Blends a flash frame into the scene's ambient exposure, keeping the flash's colour and the ambient light; on unless set false, it acts only on a scene with a flash frame."}},
 }
 
 // byName indexes options by JSON name.
