@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/gorilla/mux"
 
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/store"
 )
@@ -78,6 +79,37 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 	for _, name := range []string{"Key", "Feature", "Preset", "ErrorEnvelope"} {
 		if doc.Components.Schemas[name] == nil {
 			t.Errorf("component schema %s missing", name)
+		}
+	}
+}
+
+// Every order option in the order and batch request bodies carries the table's
+// description, so a client generated from the document explains each option.
+func TestOpenAPIDescribesEveryOption(t *testing.T) {
+	doc := loadDoc(t, startFull(t).srv.openapiJSON)
+	body := func(path string) *openapi3.Schema {
+		op := doc.Paths.Find(path).Post
+		if op == nil || op.RequestBody == nil {
+			t.Fatalf("POST %s has no request body", path)
+		}
+		return op.RequestBody.Value.Content.Get("application/json").Schema.Value
+	}
+	order, batch := body("/v1/orders"), body("/v1/batches")
+	scene := batch.Properties["scenes"].Value.Items.Value
+	for _, p := range catalog.Params() {
+		for where, props := range map[string]openapi3.Schemas{
+			"order": order.Properties, "batch": batch.Properties, "batch scene": scene.Properties,
+		} {
+			ref, ok := props[p.Name]
+			if !ok {
+				if p.Name != "style_clause" || where == "order" {
+					t.Errorf("%s: %s missing", where, p.Name)
+				}
+				continue
+			}
+			if got := ref.Value.Description; got == "" || got != p.Description {
+				t.Errorf("%s: %s description %q, want %q", where, p.Name, got, p.Description)
+			}
 		}
 	}
 }

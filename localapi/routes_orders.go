@@ -119,7 +119,8 @@ func stringList(field string, raw json.RawMessage) ([]string, error) {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// optionSchemas describes every order option of the catalog's table.
+// optionSchemas describes every order option of the catalog's table, each with the
+// table's sentence on what it does.
 func optionSchemas() Schema {
 	props := Schema{}
 	for _, p := range catalog.Params() {
@@ -156,6 +157,7 @@ func optionSchemas() Schema {
 		if p.Default != nil {
 			s["default"] = p.Default
 		}
+		s["description"] = p.Description
 		props[p.Name] = s
 	}
 	return props
