@@ -4,7 +4,8 @@
 // flags, the defaults, the validation and the preset resolution cannot disagree:
 //
 //   - options (table.go) lists every order option once: its JSON name, type, default,
-//     enum, bounds, maximum length and the features it belongs to. The name is also
+//     enum, bounds, maximum length, the features it belongs to and a one-sentence
+//     description (what --help and the OpenAPI document say it does). The name is also
 //     the json tag of the matching field of core.Options and core.Resolved; the table
 //     is bound to those fields when the package loads, so a missing or mistyped field
 //     stops every test at once rather than surfacing as a wrong answer.
@@ -20,6 +21,8 @@
 // core.Options with type, enum, range and syntax checks; Merge lays a batch scene
 // over the batch defaults; Resolve applies defaults and presets and the cross-field
 // rules of the spec (staging rules 1 to 5, magic eraser's mask, batch limits) and
-// yields the concrete core.Resolved that the engine runs. Every refusal is a
+// yields the concrete core.Resolved that the engine runs; ResolveScene adds the
+// input count's rules (ResolveSceneUpTo for a front door that takes more than the
+// spec's MaxInputs). Every refusal is a
 // core.Invalid error whose field names the offending option.
 package catalog
