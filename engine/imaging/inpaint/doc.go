@@ -62,10 +62,13 @@
 // search runs in fixed row bands, even bands then odd ones, each with its own random
 // stream, and votes are gathered per pixel.
 //
-// Quality and speed, measured by the package's tests and benchmarks (six photos,
-// holes of 3, 8 and 15%, 18 cases): against OpenCV's Navier-Stokes and Telea
-// inpainting (scripts/opencv_inpaint.py, best radius) the mean SSIM in the hole is
-// 0.585 against 0.581 and 0.583, the mean seam score 0.342 against 0.350 and 0.344,
-// and the fill keeps 0.37 of the photo's gradient in the hole where theirs keep 0.30
-// and 0.32; a 12 MP photo with an 8% hole takes about 2.4 s on two cores.
+// Quality and speed (make bench-eraser, TestEraserTargets): on 15 synthetic blob
+// holes of 3, 8 and 15% in five photos, halved, the fill scores a mean seam of 0.33
+// against 0.37 (Telea), 0.36 (Navier-Stokes), 0.64 (xphoto shift-map), 0.56 (G'MIC
+// patch inpainting) and 0.21 (xphoto FSR_BEST), a histogram distance to the
+// surround of 0.17 against 0.21 to 0.31, and keeps 0.82 of the hidden truth's
+// gradient where diffusion keeps 0.35 (an SSIM of 0.38 against 0.35 for shift-map
+// and 0.28 for G'MIC); on 16 object removals its gradient is 0.92 of the
+// surround's. A 1 MP photo with an 8% hole takes about 0.22 s and a 12 MP one about
+// 3.3 s on two busy cores.
 package inpaint

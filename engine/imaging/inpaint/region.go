@@ -226,8 +226,8 @@ type schedule struct {
 
 // scheduleFor gives the coarse levels, which are cheap and decide the structure, many
 // iterations, and the full-resolution one, which only refines an upsampled field
-// with full-resolution detail, two short ones: the second matches against the
-// texture the first copied, not against the coarse level's smoother estimate.
+// with full-resolution detail, a single short pass (a second one, matching against
+// the copied texture, changed no score and cost a third more time).
 func (r *region) scheduleFor(k int) schedule {
 	l := r.levels[k]
 	full := max(l.w, l.h)
@@ -235,7 +235,7 @@ func (r *region) scheduleFor(k int) schedule {
 	case k == len(r.levels)-1:
 		return schedule{em: 8, passes: 2, radius: full}
 	case k == 0:
-		return schedule{em: 2, passes: 2, radius: 4}
+		return schedule{em: 1, passes: 2, radius: 4}
 	case k == 1:
 		return schedule{em: 2, passes: 2, radius: full}
 	default:
