@@ -128,7 +128,10 @@ func BenchmarkLensStep3x21MP(b *testing.B) {
 // times (ms per develop, the "-ms" metrics), the process's CPU time per develop
 // (cpu-ms/op, which other work on a shared machine disturbs less than the wall
 // time) and, after "off", the ratios of both to off's measured in the same run
-// (x-off, cpu-x-off): only figures of one run compare.
+// (x-off, cpu-x-off): only figures of one run compare. The set is shot from a
+// tripod, so the lens step only prepares the map and the merge step resamples the
+// merge (with the colour correction when it is on: then the colour step's own time
+// is nil).
 func BenchmarkDevelopLens3x21MP(b *testing.B) {
 	if !lens.Available() {
 		b.Skip("the lensfun database is not installed (liblensfun-data-v1)")
