@@ -20,7 +20,7 @@ var recipes = map[string]string{
 	RecipeIndoorStaging:  "1.18.0",
 	RecipeOutdoorStaging: "1.9.0",
 	RecipeMessCleaner:    "1.8.0",
-	RecipeMagicEraser:    "4.1.0",
+	RecipeMagicEraser:    "4.2.0",
 	RecipeDeclutterLocal: "2.2.0",
 }
 

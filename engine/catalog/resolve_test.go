@@ -311,7 +311,7 @@ func TestRecipesFor(t *testing.T) {
 		{`{"gen_edit":"outdoor_staging"}`, 1, map[string]string{"develop": "1.3.0", "outdoor_staging": "1.9.0"}},
 		{`{"gen_edit":"mess_cleaner"}`, 1, map[string]string{"develop": "1.3.0", "mess_cleaner": "1.8.0"}},
 		{`{"gen_edit":"declutter_local","privacy":true}`, 5, map[string]string{"develop": "1.3.0", "declutter_local": "2.2.0", "privacy": "1.1.0"}},
-		{`{"gen_edit":"magic_eraser","mask":"3f2b8c1e-9a4d-4e6f-8b1a-2c3d4e5f6a7b"}`, 1, map[string]string{"develop": "1.3.0", "magic_eraser": "4.1.0"}},
+		{`{"gen_edit":"magic_eraser","mask":"3f2b8c1e-9a4d-4e6f-8b1a-2c3d4e5f6a7b"}`, 1, map[string]string{"develop": "1.3.0", "magic_eraser": "4.2.0"}},
 	}
 	for _, c := range cases {
 		r, err := Resolve(body(t, c.js), false)

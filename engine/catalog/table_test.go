@@ -194,7 +194,7 @@ func TestFeaturesRecipesCategoriesAvailability(t *testing.T) {
 		"outdoor_staging": {"staging", "outdoor_staging", "1.9.0", "false"},
 		"mess_cleaner":    {"enhancement", "mess_cleaner", "1.8.0", "false"},
 		"declutter":       {"enhancement", "declutter_local", "2.2.0", "false"},
-		"magic_eraser":    {"inpainting", "magic_eraser", "4.1.0", "true"},
+		"magic_eraser":    {"inpainting", "magic_eraser", "4.2.0", "true"},
 	}
 	for _, f := range Features(nil) {
 		w := want[f.Key]
