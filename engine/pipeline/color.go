@@ -18,7 +18,7 @@ func colorStep(ctx context.Context, j *Job) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if x := extraOf(j, false); x != nil && x.colorDone {
+	if j.colorDone {
 		return nil
 	}
 	if _, err := color.Correct(j.Image); err != nil {

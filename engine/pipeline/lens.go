@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"weak"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
@@ -158,44 +156,13 @@ func correctFrames(ctx context.Context, j *Job, c *lens.Correction, idx []int, d
 	return nil
 }
 
-// jobExtras hold what a job's lens correction leaves for later steps: the
-// correction while it waits for the merge (or for alignment to find that the
-// brackets must be corrected one by one), and whether the merge applied the colour
-// correction with it. They are keyed weakly, so a job that fails on the way leaves
-// nothing behind.
-var jobExtras sync.Map // weak.Pointer[Job] -> *jobExtra
-
-type jobExtra struct {
-	lens      *lens.Correction // pending for the brackets; nil once applied
-	colorDone bool
-}
-
-// extraOf returns j's extra state; create makes it when there is none (else nil).
-func extraOf(j *Job, create bool) *jobExtra {
-	k := weak.Make(j)
-	if v, ok := jobExtras.Load(k); ok {
-		return v.(*jobExtra)
-	}
-	if !create {
-		return nil
-	}
-	x := &jobExtra{}
-	jobExtras.Store(k, x)
-	runtime.AddCleanup(j, func(k weak.Pointer[Job]) { jobExtras.Delete(k) }, k)
-	return x
-}
-
-func deferLens(j *Job, c *lens.Correction) { extraOf(j, true).lens = c }
+func deferLens(j *Job, c *lens.Correction) { j.lensPending = c }
 
 // pendingLens is the correction deferred for j's brackets, if any; take removes it.
 func pendingLens(j *Job, take bool) *lens.Correction {
-	x := extraOf(j, false)
-	if x == nil {
-		return nil
-	}
-	c := x.lens
+	c := j.lensPending
 	if take {
-		x.lens = nil
+		j.lensPending = nil
 	}
 	return c
 }

@@ -183,7 +183,7 @@ func correctMerge(ctx context.Context, j *Job, c *lens.Correction, img *imaging.
 	if err != nil {
 		return nil, err
 	}
-	extraOf(j, true).colorDone = true
+	j.colorDone = true
 	return out, nil
 }
 

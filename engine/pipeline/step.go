@@ -18,6 +18,7 @@ import (
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/imaging/lens"
 )
 
 // Step names, in pipeline order (DESIGN: decode -> lens -> align -> merge -> colour ->
@@ -142,6 +143,13 @@ type Job struct {
 	notes    []string
 	progress func(frac float64)
 	ref      int // 1 + index of the reference bracket once chosen, 0 before
+
+	// lensPending is the lens correction deferred until the merge (a tripod set is
+	// corrected once, merged) or until alignment finds the brackets must be
+	// corrected one by one; nil once applied.
+	lensPending *lens.Correction
+	// colorDone: the merge applied the colour correction in the lens pass.
+	colorDone bool
 }
 
 // Note records something a step decided not to do or did differently, shown to
