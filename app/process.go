@@ -175,7 +175,7 @@ func bracketFiles(args []string) ([]string, error) {
 func outputPath(out, first, format string) (string, error) {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		base := strings.TrimSuffix(filepath.Base(first), filepath.Ext(first))
-		return filepath.Join(out, base+formatExt(format)), nil
+		return filepath.Join(out, base+catalog.FormatExt(format)), nil
 	}
 	if strings.HasSuffix(out, string(filepath.Separator)) || strings.HasSuffix(out, "/") {
 		return "", exitError{code: 2, msg: fmt.Sprintf("-o: the folder %s does not exist", out)}
@@ -189,16 +189,6 @@ func outputPath(out, first, format string) (string, error) {
 		return "", exitError{code: 2, msg: fmt.Sprintf("-o: %s is not a folder", dir)}
 	}
 	return out, nil
-}
-
-func formatExt(format string) string {
-	switch format {
-	case "png":
-		return ".png"
-	case "webp":
-		return ".webp"
-	}
-	return ".jpg"
 }
 
 type processRequest struct {

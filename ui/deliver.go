@@ -89,17 +89,6 @@ func outputName(tmpl string, f nameFields, ext string) string {
 	return name + ext
 }
 
-// extOf is the file extension of a delivery format.
-func extOf(format string) string {
-	switch format {
-	case "png":
-		return ".png"
-	case "webp":
-		return ".webp"
-	}
-	return ".jpg"
-}
-
 // writeNew copies r into dir under name, never replacing a file that is there: the
 // bytes go to a temporary file that is synced and then linked under the first free
 // name ("name", "name (2)", ...). It returns the path written.

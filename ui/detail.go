@@ -19,6 +19,7 @@ import (
 
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
 
@@ -448,7 +449,7 @@ func (d *detailView) exportDialog() {
 			wc.Close()
 			d.runExport(s, opt, path)
 		}, d.w.win)
-		save.SetFileName(s.Name + extOf(opt.Format))
+		save.SetFileName(s.Name + catalog.FormatExt(opt.Format))
 		if start := exportStart(cfg); start != nil {
 			save.SetLocation(start)
 		}

@@ -564,7 +564,7 @@ func (w *Window) deliver(s Scene) {
 	}
 	name := outputName(tmpl, nameFields{
 		Scene: s.Name, Name: stem(s.Files[0]), Batch: w.runName(s.RunID), Index: index, Date: time.Now(),
-	}, extOf(a.Format))
+	}, catalog.FormatExt(a.Format))
 	path, err := writeNew(dir, name, f)
 	if err != nil {
 		w.shoot.SetSaved(s.ID, "", "finished, but not saved: "+err.Error())

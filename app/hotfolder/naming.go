@@ -116,14 +116,3 @@ func stemOf(p string) string {
 	b := filepath.Base(p)
 	return strings.TrimSuffix(b, filepath.Ext(b))
 }
-
-// extFor is the output file extension of a delivery format.
-func extFor(format string) string {
-	switch format {
-	case "png":
-		return ".png"
-	case "webp":
-		return ".webp"
-	}
-	return ".jpg"
-}

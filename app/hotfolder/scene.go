@@ -16,6 +16,7 @@ import (
 
 	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
 )
 
 // retryAfter is the wait before a scene whose step failed for a passing reason (a
@@ -332,7 +333,7 @@ func (f *folder) writeOutput(s *journal.Scene, dir, temp string) error {
 	}
 	defer file.Close()
 	stem := outputStem(s.Naming, nameFields{Name: stemOf(s.Files[0].Rel), Scene: s.Label, Date: s.Formed, Index: s.Index})
-	name, err := place(dir, stem, extFor(s.Format), temp,
+	name, err := place(dir, stem, catalog.FormatExt(s.Format), temp,
 		func(name string) error { s.Writing = name; return f.save(s) },
 		func(w io.Writer) error { _, err := io.Copy(w, file); return err })
 	if err != nil {
