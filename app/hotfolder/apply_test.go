@@ -39,6 +39,11 @@ func TestApplyStartsAddedAndEditedFoldersAtOnce(t *testing.T) {
 	waitFor(t, time.Minute, "the edited folder to deliver to its new output", func() bool {
 		return slices.Contains(outputs(t, edited.Output), "kitchen.jpg")
 	})
+	// The file is in place a moment before the scene is counted done.
+	waitFor(t, time.Minute, "the edited folder to count both scenes done", func() bool {
+		st := e.status("second")
+		return st.Done == 2 || st.Done+st.Processing+st.Pending < 2
+	})
 	if st := e.status("second"); st.Done != 2 {
 		t.Fatalf("the edited folder's counts did not carry over: %+v", st)
 	}
