@@ -156,9 +156,9 @@ func (c *Correction) applyAll(ctx context.Context, srcs []*imaging.Image, hook f
 	return dsts, nil
 }
 
-// mapRow interpolates the grid into row y's map: first between the two grid rows
-// around y (into gr), then along the row.
-func (c *Correction) mapRow(y int, gr, m []float32) {
+// gridRow interpolates row y of the map's grid into gr: the nodes of the grid rows
+// above and below it, gw nodes of 7 floats.
+func (c *Correction) gridRow(y int, gr []float32) {
 	gw := c.gw
 	j := y / gridStep
 	fy := float32(y-j*gridStep) / gridStep
@@ -167,6 +167,13 @@ func (c *Correction) mapRow(y int, gr, m []float32) {
 	for k := range gr {
 		gr[k] = a[k] + fy*(b[k]-a[k])
 	}
+}
+
+// mapRow interpolates the grid into row y's map: first between the two grid rows
+// around y (into gr), then along the row.
+func (c *Correction) mapRow(y int, gr, m []float32) {
+	gw := c.gw
+	c.gridRow(y, gr)
 	w := len(m) / 7
 	for i := 0; i*gridStep < w; i++ {
 		n0 := gr[i*7 : i*7+7 : i*7+7]
@@ -264,13 +271,7 @@ type tap8 struct {
 // costs integer adds and shifts. gr is scratch for one grid row.
 func (c *Correction) place8(y int, gr []float32, w, h int, tp []tap8, gain []int32) {
 	gw := c.gw
-	j := y / gridStep
-	fy := float32(y-j*gridStep) / gridStep
-	j1 := min(j+1, c.gh-1)
-	a, b := c.grid[j*gw*7:(j+1)*gw*7], c.grid[j1*gw*7:(j1+1)*gw*7]
-	for k := range gr {
-		gr[k] = a[k] + fy*(b[k]-a[k])
-	}
+	c.gridRow(y, gr)
 	s := w * 3
 	xMax, yMax := int64(w-1)<<16, int64(h-1)<<16
 	for i := 0; i*gridStep < w; i++ {
@@ -329,19 +330,6 @@ func sample8(p []uint8, s int, tp []tap8, gain []int32, out []uint8) {
 			e := (v*int(g) + 1<<12) >> 13
 			o[ch] = enc8[min(max(e, 0), enc8Steps)]
 		}
-	}
-}
-
-// gridRow interpolates row y of the map's grid into gr: the nodes of the grid rows
-// above and below it, gw nodes of 7 floats.
-func (c *Correction) gridRow(y int, gr []float32) {
-	gw := c.gw
-	j := y / gridStep
-	fy := float32(y-j*gridStep) / gridStep
-	j1 := min(j+1, c.gh-1)
-	a, b := c.grid[j*gw*7:(j+1)*gw*7], c.grid[j1*gw*7:(j1+1)*gw*7]
-	for k := range gr {
-		gr[k] = a[k] + fy*(b[k]-a[k])
 	}
 }
 
