@@ -31,6 +31,17 @@ type Options struct {
 	ColorCorrection     *bool    `json:"color_correction,omitempty"`
 	LensCorrection      *bool    `json:"lens_correction,omitempty"`
 	Flambient           *bool    `json:"flambient,omitempty"`
+	ShootConsistency    *bool    `json:"shoot_consistency,omitempty"`
+	Exposure            *float64 `json:"exposure,omitempty"`
+	Temperature         *float64 `json:"temperature,omitempty"`
+	Tint                *float64 `json:"tint,omitempty"`
+	Contrast            *float64 `json:"contrast,omitempty"`
+	Highlights          *float64 `json:"highlights,omitempty"`
+	Shadows             *float64 `json:"shadows,omitempty"`
+	Whites              *float64 `json:"whites,omitempty"`
+	Blacks              *float64 `json:"blacks,omitempty"`
+	Vibrance            *float64 `json:"vibrance,omitempty"`
+	Saturation          *float64 `json:"saturation,omitempty"`
 }
 
 // Resolved are order options after defaults and presets were applied: every value is
@@ -62,4 +73,15 @@ type Resolved struct {
 	ColorCorrection     bool     `json:"color_correction"`
 	LensCorrection      bool     `json:"lens_correction"`
 	Flambient           bool     `json:"flambient"`
+	ShootConsistency    bool     `json:"shoot_consistency"`
+	Exposure            float64  `json:"exposure"`
+	Temperature         float64  `json:"temperature"`
+	Tint                float64  `json:"tint"`
+	Contrast            float64  `json:"contrast"`
+	Highlights          float64  `json:"highlights"`
+	Shadows             float64  `json:"shadows"`
+	Whites              float64  `json:"whites"`
+	Blacks              float64  `json:"blacks"`
+	Vibrance            float64  `json:"vibrance"`
+	Saturation          float64  `json:"saturation"`
 }

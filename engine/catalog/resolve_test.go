@@ -36,7 +36,7 @@ func TestResolveDefaults(t *testing.T) {
 		Align: true, Format: "jpeg", Quality: 92, SkyStyle: "high_cloud",
 		Categories: []string{"human face", "license plate", "photo or frame"}, Threshold: 0.3,
 		GenQuality: "balanced", StagingStyle: "contemporary", RoomType: "auto",
-		FloorFinish: "keep", WallColor: "keep", Flambient: true,
+		FloorFinish: "keep", WallColor: "keep", Flambient: true, ShootConsistency: true,
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", r, want)

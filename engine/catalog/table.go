@@ -159,6 +159,32 @@ var options = []option{
 	// flash frame, which only the decoded inputs tell (see Resolve).
 	{Param: Param{Name: "flambient", Type: TypeBoolean, Features: delivery,
 		Description: "Blends a flash frame into the scene's ambient exposure, keeping the flash's colour and the ambient light; on unless set false, it acts only on a scene with a flash frame."}},
+	// shoot_consistency is a batch's: after each scene's own correction, the white
+	// balance and exposure of every scene are brought to one common target.
+	{Param: Param{Name: "shoot_consistency", Type: TypeBoolean, Default: true, Features: delivery,
+		Description: "Brings the white balance and exposure of the scenes of one batch to a common target so that the rooms of a listing match; it has no effect on a single order (extension)."}},
+	// The sliders: adjustments of the developed photo that the window applies to a
+	// cached merge, and that the API and hot folders take as options too.
+	{Param: Param{Name: "exposure", Type: TypeNumber, Default: 0.0, Min: bound(-5), Max: bound(5), Features: delivery,
+		Description: "Brightens (positive) or darkens (negative) the developed photo by this many stops, applied to the merged result before the look."}},
+	{Param: Param{Name: "temperature", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Warms (positive) or cools (negative) the white balance of the developed photo; 0 keeps the balance the colour step chose."}},
+	{Param: Param{Name: "tint", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Shifts the white balance toward magenta (positive) or green (negative); 0 keeps it as developed."}},
+	{Param: Param{Name: "contrast", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Raises (positive) or lowers (negative) the mid-tone contrast of the developed photo."}},
+	{Param: Param{Name: "highlights", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Brightens (positive) or recovers (negative) the bright areas, such as windows and lamps, without moving the mid-tones."}},
+	{Param: Param{Name: "shadows", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Lifts (positive) or deepens (negative) the dark areas without moving the mid-tones."}},
+	{Param: Param{Name: "whites", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Moves the white point: positive makes the brightest tones brighter, negative pulls them down."}},
+	{Param: Param{Name: "blacks", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Moves the black point: positive lifts the darkest tones, negative makes them deeper."}},
+	{Param: Param{Name: "vibrance", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Raises (positive) or lowers (negative) the saturation of muted colours more than that of saturated ones and skin."}},
+	{Param: Param{Name: "saturation", Type: TypeNumber, Default: 0.0, Min: bound(-100), Max: bound(100), Features: delivery,
+		Description: "Raises (positive) or lowers (negative) the saturation of every colour alike; -100 gives black and white."}},
 }
 
 // byName indexes options by JSON name.

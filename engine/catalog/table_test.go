@@ -84,6 +84,17 @@ func TestTableMatchesSpec(t *testing.T) {
 		"color_correction":     {typ: "boolean"},
 		"lens_correction":      {typ: "boolean"},
 		"flambient":            {typ: "boolean"},
+		"shoot_consistency":    {typ: "boolean", def: true},
+		"exposure":             {typ: "number", def: 0.0, min: -5.0, max: 5.0},
+		"temperature":          {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"tint":                 {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"contrast":             {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"highlights":           {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"shadows":              {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"whites":               {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"blacks":               {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"vibrance":             {typ: "number", def: 0.0, min: -100.0, max: 100.0},
+		"saturation":           {typ: "number", def: 0.0, min: -100.0, max: 100.0},
 	}
 	params := Params()
 	if len(params) != len(spec) {
@@ -153,8 +164,8 @@ func flagText(v any) string {
 // mapping.
 func TestFeatureParametersAreTheMapping(t *testing.T) {
 	mapping := map[string][]string{
-		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality", "color_correction", "lens_correction", "flambient"},
-		"auto_hdr":        {"align", "format", "quality", "color_correction", "lens_correction", "flambient"},
+		"enhancer":        {"perspective", "perspective_strength", "tonecraft", "tonecraft_profile", "tonecraft_levels", "tonecraft_sharpen", "align", "format", "quality", "color_correction", "lens_correction", "flambient", "shoot_consistency", "exposure", "temperature", "tint", "contrast", "highlights", "shadows", "whites", "blacks", "vibrance", "saturation"},
+		"auto_hdr":        {"align", "format", "quality", "color_correction", "lens_correction", "flambient", "shoot_consistency", "exposure", "temperature", "tint", "contrast", "highlights", "shadows", "whites", "blacks", "vibrance", "saturation"},
 		"sky_replacement": {"sky", "sky_style"},
 		"privacy_blur":    {"privacy", "categories", "threshold"},
 		"indoor_staging":  {"gen_quality", "staging_preset", "staging_style", "style_clause", "room_type", "floor_finish", "wall_color"},

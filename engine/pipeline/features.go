@@ -11,6 +11,8 @@ func builtinFeatureSteps() []Step {
 	steps = append(steps, eraserSteps()...)
 	steps = append(steps, perspectiveSteps()...)
 	steps = append(steps, toneSteps()...)
+	steps = append(steps, matchSteps()...)
+	steps = append(steps, adjustSteps()...)
 	steps = append(steps, skySteps()...)
 	return append(steps, privacySteps()...)
 }

@@ -191,6 +191,9 @@ func stepNames(r core.Resolved, inputs int) []string {
 	if r.Tonecraft {
 		names = append(names, StepTone)
 	}
+	if Adjusts(r) {
+		names = append(names, StepAdjust)
+	}
 	if r.Sky {
 		names = append(names, StepSky)
 	}

@@ -22,8 +22,8 @@ import (
 )
 
 // Step names, in pipeline order (DESIGN: decode -> lens -> align -> merge -> colour ->
-// magic eraser -> perspective -> tone -> sky -> generative edit -> privacy ->
-// resolution cap -> encode).
+// magic eraser -> perspective -> tone -> shoot consistency -> sliders -> sky ->
+// generative edit -> privacy -> resolution cap -> encode).
 const (
 	StepDecode         = "decode"
 	StepLens           = "lens_correction"
@@ -34,6 +34,8 @@ const (
 	StepMagicEraser    = "magic_eraser"
 	StepPerspective    = "perspective"
 	StepTone           = "tone"
+	StepMatch          = "shoot_consistency"
+	StepAdjust         = "adjust"
 	StepSky            = "sky"
 	StepIndoorStaging  = "indoor_staging"
 	StepOutdoorStaging = "outdoor_staging"
@@ -74,6 +76,11 @@ var slots = []slot{
 	{name: StepMagicEraser, feature: "magic eraser", recipe: catalog.RecipeMagicEraser, stage: "erasing"},
 	{name: StepPerspective, feature: "perspective correction", recipe: catalog.RecipeDevelop, stage: "correcting perspective"},
 	{name: StepTone, feature: "tonecraft", recipe: catalog.RecipeDevelop, stage: "applying tone"},
+	// Shoot consistency brings a batch's scenes to one white balance and exposure
+	// once each has its own correction and look; the sliders come after it, so the
+	// photographer's own settings have the last word.
+	{name: StepMatch, feature: "shoot consistency", recipe: catalog.RecipeDevelop, stage: "matching", optional: true},
+	{name: StepAdjust, feature: "adjustments", recipe: catalog.RecipeDevelop, stage: "adjusting", optional: true},
 	{name: StepSky, feature: "sky replacement", recipe: catalog.RecipeSky, stage: "replacing sky"},
 	{name: StepIndoorStaging, feature: "indoor staging", recipe: catalog.RecipeIndoorStaging, stage: "staging", needsBackend: true},
 	{name: StepOutdoorStaging, feature: "outdoor staging", recipe: catalog.RecipeOutdoorStaging, stage: "staging", needsBackend: true},
