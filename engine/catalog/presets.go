@@ -288,7 +288,8 @@ func knownPresetFeature(feature string) bool {
 	return false
 }
 
-// Presets returns the built-in presets of feature, sorted as the table lists them.
+// Presets returns the presets of feature: the built-in ones as the table lists them,
+// then the user presets (tonecraft only) in their configured order.
 // feature "" returns every preset. Features that exist but have no presets (for
 // example sky_replacement or outdoor_staging) answer an empty list; an unknown
 // feature is core.Invalid naming "feature".
@@ -300,6 +301,9 @@ func Presets(feature string) ([]Preset, error) {
 	out := []Preset{}
 	if feature == "" || feature == PresetsTonecraft {
 		for _, p := range tonecraftPresets {
+			out = append(out, p.preset())
+		}
+		for _, p := range UserPresets() {
 			out = append(out, p.preset())
 		}
 	}
@@ -318,6 +322,9 @@ func LookupPreset(feature, key string) (Preset, bool) {
 		if p, ok := findLook(key); ok {
 			return p.preset(), true
 		}
+		if p, ok := findUser(key); ok {
+			return p.preset(), true
+		}
 	case PresetsIndoorStaging:
 		if p, ok := findStaging(key); ok {
 			return p.preset(), true
@@ -331,8 +338,9 @@ func PresetKeys(feature string) []string {
 	var keys []string
 	switch feature {
 	case PresetsTonecraft:
-		for _, p := range tonecraftPresets {
-			keys = append(keys, p.key)
+		keys = builtinLookKeys()
+		for _, p := range UserPresets() {
+			keys = append(keys, p.Key)
 		}
 	case PresetsIndoorStaging:
 		for _, p := range stagingPresets {
@@ -342,8 +350,12 @@ func PresetKeys(feature string) []string {
 	return keys
 }
 
-// TonecraftLook returns the typed settings of a tonecraft profile.
+// TonecraftLook returns the typed settings of a tonecraft profile; a user preset's
+// are those of its base look (its own settings are order options, see Resolve).
 func TonecraftLook(profile string) (Look, bool) {
+	if u, ok := findUser(profile); ok {
+		profile = u.Base
+	}
 	p, ok := findLook(profile)
 	if !ok {
 		return Look{}, false

@@ -37,6 +37,8 @@ func Merge(base, scene core.Options) core.Options {
 //
 //   - every value is validated as DecodeOptions does, preset keys must exist;
 //   - anything not given takes the table's default;
+//   - a tonecraft_profile naming a user preset (SetUserPresets) fills the options
+//     the order leaves unset with the preset's, then applies its base look;
 //   - tonecraft_levels and tonecraft_sharpen, when not given, come from the selected
 //     tonecraft profile; an explicit value wins, false included;
 //   - color_correction and lens_correction, when not given, follow tonecraft
@@ -70,6 +72,12 @@ func Resolve(o core.Options, inBatch bool) (core.Resolved, error) {
 	if inBatch && o.StyleClause != nil {
 		return core.Resolved{}, core.Invalid("style_clause",
 			"is accepted on single orders only, not in batch defaults or scene overrides; a staging_preset can carry style text")
+	}
+
+	if o.TonecraftProfile != nil {
+		if u, ok := findUser(*o.TonecraftProfile); ok {
+			o = Merge(u.Options, o) // the look's settings fill what the order leaves unset
+		}
 	}
 
 	var r core.Resolved
