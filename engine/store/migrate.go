@@ -23,6 +23,7 @@ type migration struct {
 var migrations = []migration{
 	{1, "initial bucket tree", migrateInitial},
 	{2, "internal key owners", migrateKeyOwners},
+	{3, "window shoots", migrateShoots},
 }
 
 // Latest is the schema version this build writes.
@@ -146,4 +147,11 @@ func migrateKeyOwners(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// migrateShoots adds the bucket of the window's shoots: before version 3 the window
+// kept its scenes only in memory.
+func migrateShoots(tx *bolt.Tx) error {
+	_, err := tx.CreateBucketIfNotExists(bucketShoots)
+	return err
 }

@@ -2,10 +2,11 @@
 // tree, its schema version and the ordered migrations between versions (the file
 // has one schema, so every migration lives here, whichever package owns the
 // buckets it touches). It also implements the engine's stores on its own buckets:
-// Orders (core.OrderStore) and Keys (engine/keys' store). Only packages named store
-// open transactions; the rest of Porchlight goes through them.
+// Orders (core.OrderStore), Keys (engine/keys' store) and Shoots (core.ShootStore,
+// the window's shoots). Only packages named store open transactions; the rest of
+// Porchlight goes through them.
 //
-// Bucket tree (schema version 2) and the package that owns each bucket:
+// Bucket tree (schema version 3) and the package that owns each bucket:
 //
 //	meta/                      engine/store: "schema_version" -> uint64 BE; "install_secret" -> 32 random
 //	                           bytes (signs storage URLs); "engine_step_timings" -> JSON step name ->
@@ -30,6 +31,8 @@
 //	ingest/                    assets/store: seq (NextSequence, BE) -> asset uuid: confirmed uploads
 //	                           waiting for ingest
 //	blob_refs/                 assets/store: sha256 hex -> uint64 BE count of assets that reference the blob
+//	shoots/                    engine/store: shoot uuid -> core.Shoot JSON: the window's shoots, their
+//	                           scenes, options and every version of each scene's result (schema 3)
 //	hotfolder_journal/         app/hotfolder/store: files, scenes, holes, counters and pause marks of
 //	                           each folder (the keys are documented there)
 //

@@ -173,8 +173,8 @@ func TestMigrationKeyOwnersAdoptsOnlyProgramMadeKeys(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
-		if v := schemaVersion(tx); v != 2 {
-			t.Errorf("schema %d, want 2", v)
+		if v := schemaVersion(tx); v != Latest() {
+			t.Errorf("schema %d, want %d", v, Latest())
 		}
 		owners := tx.Bucket(bucketKeyOwners)
 		if got := string(owners.Get([]byte(OwnerHotfolders))); got != "k-hot-old" {
