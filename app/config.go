@@ -59,6 +59,9 @@ type Config struct {
 	Backends   map[string]map[string]any `mapstructure:"backends"`
 	Features   map[string]string         `mapstructure:"features"` // feature key -> backend name
 	Hotfolders []map[string]any          `mapstructure:"hotfolders"`
+	// Presets are the studio's own looks (catalog.UserPreset), installed when the
+	// config is loaded so that every front door accepts their keys.
+	Presets []map[string]any `mapstructure:"presets"`
 
 	// File is the config file that was read, if any.
 	File string `mapstructure:"-"`
@@ -154,6 +157,13 @@ func LoadConfig(file string, flags *pflag.FlagSet) (*Config, *viper.Viper, error
 	}
 	if c.DataDir == "" {
 		return nil, nil, fmt.Errorf("config: data_dir is empty")
+	}
+	presets, err := catalog.DecodeUserPresets(c.Presets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if err := catalog.SetUserPresets(presets); err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	if c.API.MaxInputs < 1 || c.API.MaxInputs > engine.MaxBrackets {
 		return nil, nil, fmt.Errorf("config: api.max_inputs is %d; it takes 1 to %d brackets", c.API.MaxInputs, engine.MaxBrackets)

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -54,37 +55,52 @@ var (
 // preset has, a name, a built-in base profile, and options from UserPresetOptions
 // within the option table's ranges. On error nothing changes.
 func SetUserPresets(list []UserPreset) error {
+	out, err := checkedUserPresets(list)
+	if err != nil {
+		return err
+	}
+	userMu.Lock()
+	userPresets = out
+	userMu.Unlock()
+	return nil
+}
+
+func checkUserPresets(list []UserPreset) error {
+	_, err := checkedUserPresets(list)
+	return err
+}
+
+// checkedUserPresets returns list checked and normalised (names filled in, options
+// copied), or the first problem.
+func checkedUserPresets(list []UserPreset) ([]UserPreset, error) {
 	seen := map[string]bool{}
 	out := make([]UserPreset, 0, len(list))
 	for i, p := range list {
 		field := fmt.Sprintf("presets[%d]", i)
 		if !userPresetKey.MatchString(p.Key) {
-			return core.Invalid(field+".key", "%q must be 1 to 48 lower-case letters, digits, '-' or '_', starting with a letter or digit", clip(p.Key))
+			return nil, core.Invalid(field+".key", "%q must be 1 to 48 lower-case letters, digits, '-' or '_', starting with a letter or digit", clip(p.Key))
 		}
 		if _, builtin := findLook(p.Key); builtin {
-			return core.Invalid(field+".key", "%q is a built-in look; choose another key", p.Key)
+			return nil, core.Invalid(field+".key", "%q is a built-in look; choose another key", p.Key)
 		}
 		if seen[p.Key] {
-			return core.Invalid(field+".key", "%q is used twice", p.Key)
+			return nil, core.Invalid(field+".key", "%q is used twice", p.Key)
 		}
 		seen[p.Key] = true
 		if p.Name == "" {
 			p.Name = p.Key
 		}
 		if _, ok := findLook(p.Base); !ok {
-			return core.Invalid(field+".base", "unknown look %q; one of %s", clip(p.Base), joinKeys(builtinLookKeys()))
+			return nil, core.Invalid(field+".base", "unknown look %q; one of %s", clip(p.Base), joinKeys(builtinLookKeys()))
 		}
 		opts, err := checkUserOptions(p.Options)
 		if err != nil {
-			return core.Invalid(field+".options", "%v", err)
+			return nil, core.Invalid(field+".options", "%v", err)
 		}
 		p.Options = opts
 		out = append(out, p)
 	}
-	userMu.Lock()
-	userPresets = out
-	userMu.Unlock()
-	return nil
+	return out, nil
 }
 
 // UserPresets returns the installed user presets.
@@ -205,3 +221,61 @@ func builtinLookKeys() []string {
 }
 
 func joinKeys(keys []string) string { return strings.Join(keys, ", ") }
+
+// DecodeUserPresets reads the config file's `presets` entries (key, name,
+// description, base, and options as order options by their JSON names) and checks
+// them as SetUserPresets does, without installing them.
+func DecodeUserPresets(entries []map[string]any) ([]UserPreset, error) {
+	out := make([]UserPreset, 0, len(entries))
+	for i, e := range entries {
+		field := fmt.Sprintf("presets[%d]", i)
+		var p UserPreset
+		for k, v := range e {
+			switch k {
+			case "key", "name", "description", "base":
+				s, ok := v.(string)
+				if !ok {
+					return nil, core.Invalid(field+"."+k, "must be text")
+				}
+				switch k {
+				case "key":
+					p.Key = s
+				case "name":
+					p.Name = s
+				case "description":
+					p.Description = s
+				default:
+					p.Base = s
+				}
+			case "options":
+				raw, err := json.Marshal(v)
+				if err != nil {
+					return nil, core.Invalid(field+".options", "not representable as JSON: %v", err)
+				}
+				var fields map[string]json.RawMessage
+				if err := json.Unmarshal(raw, &fields); err != nil {
+					return nil, core.Invalid(field+".options", "must be a map of order options")
+				}
+				if p.Options, err = DecodeOptions(fields); err != nil {
+					return nil, core.Invalid(field+".options", "%v", err)
+				}
+			default:
+				return nil, core.Invalid(field+"."+k, "unknown field; a preset has key, name, description, base and options")
+			}
+		}
+		out = append(out, p)
+	}
+	if err := checkUserPresets(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Map is the preset as a config-file entry, the inverse of DecodeUserPresets.
+func (p UserPreset) Map() map[string]any {
+	m := map[string]any{"key": p.Key, "name": p.Name, "base": p.Base, "options": optionsMap(p.Options)}
+	if p.Description != "" {
+		m["description"] = p.Description
+	}
+	return m
+}

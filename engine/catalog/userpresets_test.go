@@ -89,3 +89,26 @@ func TestUserPresetFromOptionsKeepsDevelopSettingsOnly(t *testing.T) {
 		t.Fatalf("a preset made from options is refused: %v", err)
 	}
 }
+
+func TestUserPresetConfigEntriesRoundTrip(t *testing.T) {
+	p := UserPreset{Key: "crisp-2", Name: "Crisp, lighter", Base: "crisp_modern",
+		Options: core.Options{Exposure: fptr(0.3), Shadows: fptr(25)}}
+	got, err := DecodeUserPresets([]map[string]any{p.Map()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Key != p.Key || got[0].Name != p.Name || got[0].Base != p.Base ||
+		*got[0].Options.Exposure != 0.3 || *got[0].Options.Shadows != 25 {
+		t.Fatalf("round trip gave %+v", got)
+	}
+	bad := []map[string]any{
+		{"key": "x", "base": "natural", "options": map[string]any{"exposure": "bright"}},
+		{"key": "x", "base": "natural", "colour": 1},
+		{"key": 3, "base": "natural"},
+	}
+	for _, e := range bad {
+		if _, err := DecodeUserPresets([]map[string]any{e}); err == nil {
+			t.Errorf("%v accepted", e)
+		}
+	}
+}
