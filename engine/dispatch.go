@@ -265,6 +265,9 @@ func (e *Engine) process(l *live) {
 		OrderID: rec.ID, Owner: rec.Owner, Inputs: rec.Inputs, Options: rec.Resolved,
 		Sizes: l.sizes, Assets: e.pipelineAssets(),
 	}
+	if rec.BatchID != "" && rec.Resolved.ShootConsistency {
+		req.Shoot = e.shoot(rec.BatchID)
+	}
 	res, err := e.runPipeline(l, req)
 	// The outcome is recorded even when the order's context ended.
 	ctx := context.WithoutCancel(l.ctx)
@@ -376,4 +379,39 @@ func (e *Engine) requeue(ctx context.Context, l *live) {
 	if err != nil {
 		e.log.Error("requeue interrupted order", "order", l.id, "err", err)
 	}
+}
+
+// shoot describes batch id to the pipeline's shoot-consistency step: its scenes as
+// stored now, those failed, cancelled or expired marked to be left out of the look.
+// The step reads them itself, when it needs them, from the order's goroutine.
+func (e *Engine) shoot(id string) *pipeline.Shoot {
+	return &pipeline.Shoot{ID: id, Scenes: func(ctx context.Context) ([]pipeline.ShootScene, error) {
+		var out []pipeline.ShootScene
+		err := e.orders.View(ctx, func(tx core.OrdersReader) error {
+			b, err := tx.Batch(id)
+			if err != nil || b == nil {
+				if err == nil {
+					err = fmt.Errorf("batch %s not found", id)
+				}
+				return err
+			}
+			for _, oid := range b.Orders {
+				r, err := tx.Get(oid)
+				if err != nil {
+					return err
+				}
+				if r == nil {
+					continue
+				}
+				switch r.Status {
+				case core.OrderFailed, core.OrderCancelled, core.OrderExpired:
+					out = append(out, pipeline.ShootScene{OrderID: r.ID, Skip: true})
+				default:
+					out = append(out, pipeline.ShootScene{OrderID: r.ID, Inputs: r.Inputs, Options: r.Resolved})
+				}
+			}
+			return nil
+		})
+		return out, err
+	}}
 }

@@ -57,6 +57,7 @@ type Pipeline struct {
 	timings *Timings
 	mu      sync.RWMutex
 	steps   map[string]Step
+	shoots  *shootMemo // batches' looks for shoot consistency
 }
 
 // New returns a pipeline with the base steps and every feature step this build
@@ -85,7 +86,7 @@ func newBase(cfg Config) *Pipeline {
 	if t == nil {
 		t = NewTimings(0)
 	}
-	p := &Pipeline{cfg: cfg, timings: t, steps: map[string]Step{}}
+	p := &Pipeline{cfg: cfg, timings: t, steps: map[string]Step{}, shoots: newShootMemo()}
 	for _, s := range baseSteps(cfg) {
 		p.mustRegister(s)
 	}
@@ -168,7 +169,11 @@ func (p *Pipeline) FeatureAvailable(featureKey string) bool {
 }
 
 // stepNames lists the steps an order with these settings runs, in pipeline order.
-func stepNames(r core.Resolved, inputs int) []string {
+func stepNames(r core.Resolved, inputs int) []string { return stepNamesIn(r, inputs, false) }
+
+// stepNamesIn is stepNames for an order that is a scene of a batch (inBatch) or not:
+// only a batch's scenes have a shoot to match.
+func stepNamesIn(r core.Resolved, inputs int, inBatch bool) []string {
 	names := []string{StepDecode}
 	if r.LensCorrection {
 		names = append(names, StepLens)
@@ -190,6 +195,9 @@ func stepNames(r core.Resolved, inputs int) []string {
 	}
 	if r.Tonecraft {
 		names = append(names, StepTone)
+	}
+	if inBatch && r.ShootConsistency {
+		names = append(names, StepMatch)
 	}
 	if Adjusts(r) {
 		names = append(names, StepAdjust)
@@ -216,10 +224,19 @@ func stepNames(r core.Resolved, inputs int) []string {
 // Plan returns the steps an order runs, in order, or an *UnavailableError naming the
 // first feature it needs that is not registered.
 func (p *Pipeline) Plan(r core.Resolved, inputs int) ([]Step, error) {
+	return p.plan(r, inputs, false)
+}
+
+// PlanScene is Plan for a scene of a batch, which may match its shoot.
+func (p *Pipeline) PlanScene(r core.Resolved, inputs int) ([]Step, error) {
+	return p.plan(r, inputs, true)
+}
+
+func (p *Pipeline) plan(r core.Resolved, inputs int, inBatch bool) ([]Step, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	var out []Step
-	for _, n := range stepNames(r, inputs) {
+	for _, n := range stepNamesIn(r, inputs, inBatch) {
 		s, ok := p.steps[n]
 		if !ok {
 			sl, _, _ := slotOf(n)
@@ -247,6 +264,9 @@ type Request struct {
 	Sizes []image.Point
 	// Assets reads the inputs and stores the output.
 	Assets Assets
+	// Shoot is the batch the order is a scene of, nil for a single order; with it
+	// and shoot_consistency on, the scene is matched to its shoot (see match.go).
+	Shoot *Shoot
 }
 
 // Progress is a progress report for the whole order.
@@ -284,7 +304,7 @@ func RecipesOf(steps []string) map[string]string {
 // step returns, except after the final step stored the output: then it reports
 // success and the caller decides whether the output still counts.
 func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) (Result, error) {
-	steps, err := p.Plan(req.Options, len(req.Inputs))
+	steps, err := p.plan(req.Options, len(req.Inputs), req.Shoot != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -295,7 +315,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 		return Result{}, Errorf(CodeInputUnavailable, "the order has no inputs")
 	}
 	j := &Job{OrderID: req.OrderID, Owner: req.Owner, Options: req.Options,
-		Inputs: append([]string(nil), req.Inputs...), Assets: req.Assets}
+		Inputs: append([]string(nil), req.Inputs...), Assets: req.Assets, shoot: req.Shoot, pipe: p}
 
 	var framePx int64
 	for _, s := range req.Sizes {

@@ -157,6 +157,11 @@ type Job struct {
 	lensPending *lens.Correction
 	// colorDone: the merge applied the colour correction in the lens pass.
 	colorDone bool
+
+	// shoot is the order's batch, nil for a single order; pipe runs the reduced
+	// develops of its scenes (see match.go).
+	shoot *Shoot
+	pipe  *Pipeline
 }
 
 // Note records something a step decided not to do or did differently, shown to
