@@ -43,6 +43,7 @@ type detailView struct {
 	mode     *widget.RadioGroup
 	zoom     *widget.RadioGroup
 	export   *widget.Button
+	paint    *widget.Button
 	reveal   *widget.Button
 	cancel   *widget.Button
 	retry    *widget.Button
@@ -88,6 +89,7 @@ func newDetailView(w *Window) *detailView {
 			w.openFolder(filepath.Dir(s.Saved))
 		}
 	})
+	d.paint = widget.NewButtonWithIcon("Paint mask…", theme.ColorPaletteIcon(), func() { openBrush(w, d.id) })
 	d.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { w.cancelScene(d.id) })
 	d.retry = widget.NewButtonWithIcon("Try again", theme.ViewRefreshIcon(), func() { w.retryScene(d.id) })
 	d.info = widget.NewLabel("")
@@ -95,7 +97,7 @@ func newDetailView(w *Window) *detailView {
 	d.info.Importance = widget.LowImportance
 	d.strip = container.NewHBox()
 
-	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.retry, d.reveal, d.export), d.title)
+	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.retry, d.paint, d.reveal, d.export), d.title)
 	tools := container.NewBorder(nil, nil, container.NewHBox(d.mode, widget.NewSeparator(), d.zoom), nil, d.status)
 	stripScroll := container.NewHScroll(d.strip)
 	foot := container.NewVBox(widget.NewSeparator(), stripScroll, d.info)
@@ -163,6 +165,7 @@ func (d *detailView) update() {
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
 	setEnabled(d.export, done)
 	setEnabled(d.reveal, s.Saved != "")
+	setEnabled(d.paint, canPaint(s))
 	if s.Active() {
 		d.cancel.Show()
 	} else {
