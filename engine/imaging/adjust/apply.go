@@ -1,0 +1,197 @@
+package adjust
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
+
+// Apply renders s over img (linear light, 3 or 4 channels; alpha is left alone).
+// Zero settings return at once with img untouched. Once ctx is done it stops within
+// imaging.ChunkRows rows and returns ctx.Err(), img partly rendered.
+func Apply(ctx context.Context, img *imaging.Image, s Settings) error {
+	return ApplyTo(ctx, img, img, s)
+}
+
+// ApplyTo renders s from src into dst, which may be src itself and must have its
+// size and channel count. With zero settings dst becomes a copy of src.
+func ApplyTo(ctx context.Context, dst, src *imaging.Image, s Settings) error {
+	if err := check(src); err != nil {
+		return err
+	}
+	if err := check(dst); err != nil {
+		return err
+	}
+	if !imaging.SameSize(dst, src) || dst.C != src.C {
+		return fmt.Errorf("adjust: destination %dx%dx%d, source %dx%dx%d",
+			dst.W(), dst.H(), dst.C, src.W(), src.H(), src.C)
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.IsZero() {
+		if dst == src {
+			return nil
+		}
+		return imaging.BandsCtx(ctx, src.H(), func(_, y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				copy(dst.Row(y), src.Row(y))
+			}
+		})
+	}
+	p := new(plan)
+	p.compile(s)
+	return imaging.BandsCtx(ctx, src.H(), func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			p.row(dst.Row(y), src.Row(y), src.C)
+		}
+	})
+}
+
+func check(m *imaging.Image) error {
+	if m == nil || m.IsNarrow() || m.C < 3 || m.W() <= 0 || m.H() <= 0 {
+		return fmt.Errorf("adjust: need a float RGB image")
+	}
+	return nil
+}
+
+// row renders one row of c-channel pixels from in to out (which may be the same
+// slice). Channels past the third are copied.
+func (p *plan) row(out, in []float32, c int) {
+	m := &p.m
+	lut := p.lut[:]
+	for i := 0; i+2 < len(in); i += c {
+		px := in[i : i+3 : i+3]
+		r, g, b := px[0], px[1], px[2]
+		if p.matrix {
+			r, g, b = nonNeg(m[0]*r+m[1]*g+m[2]*b), nonNeg(m[3]*r+m[4]*g+m[5]*b), nonNeg(m[6]*r+m[7]*g+m[8]*b)
+		}
+		if p.tone {
+			n := 0.5*max3(r, g, b) + 0.5*(lumR*r+lumG*g+lumB*b)
+			// Table lookup with linear interpolation (see lutInput).
+			u := n + lutOffset
+			if !(u < lutTop) { // also NaN
+				u = lutTop
+			}
+			if !(u >= lutOffset) {
+				u = lutOffset
+			}
+			bits := math.Float32bits(u)
+			j := int(bits>>lutFracBits) - lutBase
+			t := lut[j : j+2 : j+2]
+			k := t[0] + (t[1]-t[0])*(float32(bits&lutFracMask)*lutFracUnit)
+			r = (r+lutOffset)*k - lutOffset
+			g = (g+lutOffset)*k - lutOffset
+			b = (b+lutOffset)*k - lutOffset
+		}
+		if p.color {
+			y := lumR*r + lumG*g + lumB*b
+			f := p.sat
+			if p.vib != 0 {
+				f *= 1 + p.vib*vibranceWeight(r, g, b, p.vib > 0)
+			}
+			r = y + (r-y)*f
+			g = y + (g-y)*f
+			b = y + (b-y)*f
+		}
+		o := out[i : i+3 : i+3]
+		o[0], o[1], o[2] = clamp01(r), clamp01(g), clamp01(b)
+		if c > 3 && &out[0] != &in[0] {
+			copy(out[i+3:i+c], in[i+3:i+c])
+		}
+	}
+}
+
+// vibranceWeight is how much of the vibrance slider reaches a pixel. A boost reaches
+// muted colours most and saturated ones not at all: the weight is min/max of the
+// channels, close to (1 - saturation)² as the eye judges it, less for skin-like
+// hues. A cut takes vibranceCutAt100 of the chroma of saturated colours and half of
+// that of muted ones.
+func vibranceWeight(r, g, b float32, boost bool) float32 {
+	mx, mn := max3(r, g, b), min3(r, g, b)
+	if !(mx > 0) {
+		return 0
+	}
+	q := nonNeg(mn) / mx
+	if !boost {
+		return vibranceCutAt100 * (1 - 0.5*q)
+	}
+	if r > g && g > b {
+		// Orange: maybe skin. Its place between red and yellow, h = (g-b)/(r-b),
+		// sits around 0.15-0.45 for every skin tone, at moderate saturation.
+		h := (g - b) / (r - b)
+		return q * (1 - vibranceSkinGuard*skinLikelihood(h, q))
+	}
+	return q
+}
+
+// skinLikelihood is 1 for the orange hues and moderate saturations of skin (h as
+// above, q = min/max of linear channels, about 0.04-0.7 for skin), falling to 0 away
+// from them.
+func skinLikelihood(h, q float32) float32 {
+	ht := 1 - abs32(h-0.3)*4
+	if ht <= 0 {
+		return 0
+	}
+	return ht * (1 - smoothstep32(0.64, 0.81, q)) * smoothstep32(0.01, 0.0625, q)
+}
+
+func smoothstep32(e0, e1, x float32) float32 {
+	t := (x - e0) * (1 / (e1 - e0))
+	if t <= 0 {
+		return 0
+	}
+	if t >= 1 {
+		return 1
+	}
+	return t * t * (3 - 2*t)
+}
+
+// Float helpers for the per-pixel loop: plain comparisons compile to fewer
+// instructions than the NaN-aware min and max builtins.
+
+func nonNeg(v float32) float32 {
+	if !(v > 0) {
+		return 0
+	}
+	return v
+}
+
+func clamp01(v float32) float32 {
+	if !(v > 0) {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}
+
+func max3(a, b, c float32) float32 {
+	if b > a {
+		a = b
+	}
+	if c > a {
+		a = c
+	}
+	return a
+}
+
+func min3(a, b, c float32) float32 {
+	if b < a {
+		a = b
+	}
+	if c < a {
+		a = c
+	}
+	return a
+}
+
+func abs32(v float32) float32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
