@@ -1,6 +1,11 @@
 package pipeline
 
-import "github.com/porchlight/porchlight/core"
+import (
+	"context"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/imaging/adjust"
+)
 
 // Adjusts reports whether any slider of r moves the photo.
 func Adjusts(r core.Resolved) bool {
@@ -9,5 +14,32 @@ func Adjusts(r core.Resolved) bool {
 		r.Vibrance != 0 || r.Saturation != 0
 }
 
-// adjustSteps is the sliders' step.
-func adjustSteps() []Step { return nil }
+// AdjustSettings are the sliders of r as the adjust package takes them (the
+// imaging packages import nothing of the product's, so the mapping lives here).
+func AdjustSettings(r core.Resolved) adjust.Settings {
+	return adjust.Settings{
+		Exposure: r.Exposure, Temperature: r.Temperature, Tint: r.Tint, Contrast: r.Contrast,
+		Highlights: r.Highlights, Shadows: r.Shadows, Whites: r.Whites, Blacks: r.Blacks,
+		Vibrance: r.Vibrance, Saturation: r.Saturation,
+	}
+}
+
+// adjustSteps is the sliders' step. It renders over the working image, which is the
+// job's alone, so it needs no memory beyond a small table; it costs about 0.03 s
+// of CPU a megapixel (adjust's BenchmarkApply21MP).
+func adjustSteps() []Step {
+	return []Step{{Name: StepAdjust, Cost: 0.03, Memory: 0.01, Run: adjustStep}}
+}
+
+func adjustStep(ctx context.Context, j *Job) error {
+	s := AdjustSettings(j.Options)
+	if err := s.Validate(); err != nil {
+		return Errorf(CodeStepFailed, "%v", err)
+	}
+	img := j.Image.Widen()
+	if err := adjust.Apply(ctx, img, s); err != nil {
+		return err
+	}
+	j.Image = img
+	return nil
+}

@@ -48,6 +48,10 @@ type Config struct {
 	// ReportEvery is the least gap between two progress reports within a step
 	// (default 100ms); step boundaries are always reported.
 	ReportEvery time.Duration
+	// PreviewDir, when set, keeps every order's working image as it stands before the
+	// sliders, reduced to 2048 px, as PreviewDir/<order id>.pbase for the window's
+	// slider preview (see LoadPreviewBase).
+	PreviewDir string
 }
 
 // Pipeline holds the registered steps and the cost model. It is safe for concurrent
@@ -338,6 +342,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, report func(Progress)) 
 			return Result{}, err
 		}
 		mp := stepMegapixels(s.Name, framePx, n)
+		p.keepPreviewBase(ctx, j, steps, i)
 		start := time.Now()
 		var last time.Time
 		emit := func(frac float64, force bool) {
