@@ -33,11 +33,12 @@ import (
 // Tuning.
 const (
 	// MaxWhiteBalance is the most a correction moves log(R/G) or log(B/G): about
-	// 14%, enough for what differs between scenes after each one's own colour
-	// correction, and too little to paint a one-colour room grey.
-	MaxWhiteBalance = 0.13
-	// MaxExposure is the most a correction brightens or darkens, in stops.
-	MaxExposure = 0.75
+	// 25%, enough for a room its own colour correction left warm under lamp light,
+	// and too little to paint a one-colour room grey.
+	MaxWhiteBalance = 0.22
+	// MaxExposure is the most a correction brightens or darkens the mid-tones, in
+	// stops; the curve (see Apply) keeps black and white where they are.
+	MaxExposure = 1.5
 	// sampleTarget is about how many pixels a measure reads.
 	sampleTarget = 1 << 18
 	// neutralChroma and neutralL select the near-neutral candidates (CIELAB).
@@ -50,7 +51,8 @@ const (
 	clipLevel = 0.98
 	// darkL: pixels below this L* are left out of the exposure measure.
 	darkL = 5.0
-	// shoulder is where Apply starts to roll highlights off instead of clipping.
+	// shoulder is where Apply starts to roll a brightened colour off instead of
+	// clipping it.
 	shoulder = 0.8
 )
 
@@ -58,7 +60,7 @@ const (
 type Stats struct {
 	// HasNeutral: the scene has enough near-neutral surfaces for a white balance.
 	HasNeutral bool
-	// RG and BG are the median log(R/G) and log(B/G) of its neutral surfaces.
+	// RG and BG are the (trimmed) mean log(R/G) and log(B/G) of its neutral surfaces.
 	RG, BG float64
 	// Neutral is the share of the samples the neutral surfaces made.
 	Neutral float64
@@ -143,7 +145,7 @@ func Measure(ctx context.Context, img *imaging.Image) (Stats, error) {
 		s.Neutral = float64(len(top)) / float64(max(1, total))
 		if s.Neutral >= minNeutral {
 			s.HasNeutral = true
-			s.RG, s.BG = median(rg), median(bg)
+			s.RG, s.BG = trimmedMean(rg), trimmedMean(bg)
 		}
 	}
 	return s, nil
@@ -187,21 +189,23 @@ type Correction struct {
 	// Gain multiplies R, G and B (white balance, normalised to keep a grey's
 	// luminance).
 	Gain [3]float64
-	// EV is the exposure change in stops.
+	// EV is the exposure change of the mid-tones in stops (at the scene's median).
 	EV float64
+	// Curve is the shadow gain of the exposure curve (see Apply); 1 changes nothing.
+	Curve float64
 	// Clamped: the scene was further from the target than a correction may move it.
 	Clamped bool
 }
 
 // Identity reports whether c changes nothing worth the pass.
 func (c Correction) Identity() bool {
-	return math.Abs(c.EV) < 0.01 && math.Abs(c.Gain[0]-1) < 0.002 &&
+	return math.Abs(c.Curve-1) < 0.005 && math.Abs(c.Gain[0]-1) < 0.002 &&
 		math.Abs(c.Gain[1]-1) < 0.002 && math.Abs(c.Gain[2]-1) < 0.002
 }
 
 // Plan returns the correction that brings a scene measured as s to the look t.
 func Plan(s Stats, t Look) Correction {
-	c := Correction{Gain: [3]float64{1, 1, 1}}
+	c := Correction{Gain: [3]float64{1, 1, 1}, Curve: 1}
 	if s.HasNeutral && t.HasNeutral {
 		dr, cr := clamp(t.RG-s.RG, MaxWhiteBalance)
 		db, cb := clamp(t.BG-s.BG, MaxWhiteBalance)
@@ -217,8 +221,17 @@ func Plan(s Stats, t Look) Correction {
 		var cl bool
 		c.EV, cl = clamp(ev, MaxExposure)
 		c.Clamped = c.Clamped || cl
+		c.Curve = curveGain(yOfL(s.MidL), yOfL(s.MidL)*math.Exp2(c.EV))
 	}
 	return c
+}
+
+// curveGain is the e of the curve y' = e·y / (1 + (e-1)·y) that takes ym to yt: the
+// curve keeps 0 and 1 and is smooth and monotone between, so brightening lifts the
+// mid-tones without clipping the whites, and darkening keeps them white.
+func curveGain(ym, yt float64) float64 {
+	ym, yt = min(max(ym, 1e-4), 0.999), min(max(yt, 1e-4), 0.999)
+	return yt * (1 - ym) / (ym * (1 - yt))
 }
 
 // Describe is the correction as a note for people: "white balance warmer (red ×1.03,
@@ -240,15 +253,19 @@ func (c Correction) Describe() string {
 	return s
 }
 
-// Apply corrects img (linear RGB, 3 or more channels) in place. Brightening rolls the
-// highlights off above a shoulder instead of clipping them, keeping each pixel's hue.
+// Apply corrects img (linear RGB, 3 or more channels) in place: the white-balance
+// gains, then the exposure curve on the luminance (see curveGain). A colour pushed
+// past white rolls off above a shoulder instead of clipping, keeping its hue.
 func Apply(ctx context.Context, img *imaging.Image, c Correction) error {
 	if img == nil || img.C < 3 || img.Pix == nil {
 		return fmt.Errorf("match: apply needs a float RGB image")
 	}
-	e := math.Exp2(c.EV)
-	g := [3]float32{float32(c.Gain[0] * e), float32(c.Gain[1] * e), float32(c.Gain[2] * e)}
-	roll := c.EV > 0 || c.Gain[0] > 1 || c.Gain[2] > 1
+	e := float32(c.Curve)
+	if e <= 0 {
+		e = 1
+	}
+	g := [3]float32{float32(c.Gain[0]), float32(c.Gain[1]), float32(c.Gain[2])}
+	roll := e > 1 || g[0] > 1 || g[2] > 1
 	w, nc := img.W(), img.C
 	return imaging.BandsCtx(ctx, img.H(), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -257,6 +274,11 @@ func Apply(ctx context.Context, img *imaging.Image, c Correction) error {
 				p := row[x*nc : x*nc+3 : x*nc+3]
 				in := max(p[0], p[1], p[2])
 				r, gg, b := p[0]*g[0], p[1]*g[1], p[2]*g[2]
+				// The exposure curve on the luminance, the same factor on every
+				// channel: the hue stays.
+				lum := min(max(0.2126*r+0.7152*gg+0.0722*b, 0), 1)
+				k := e / (1 + (e-1)*lum)
+				r, gg, b = r*k, gg*k, b*k
 				if roll && in <= 1 {
 					if m := max(r, gg, b); m > shoulder {
 						k := rollOff(m) / m
@@ -283,6 +305,23 @@ func clamp(v, lim float64) (float64, bool) {
 		return -lim, true
 	}
 	return v, false
+}
+
+// trim is the share of the neutral surfaces' values left out at each end: the
+// mean of the rest follows the surfaces' colour as a whole (a median would follow
+// the larger of a white ceiling and a cream wall) without the odd coloured speck.
+const trim = 0.2
+
+// trimmedMean sorts v in place.
+func trimmedMean(v []float64) float64 {
+	slices.Sort(v)
+	k := int(float64(len(v)) * trim)
+	v = v[k : len(v)-k]
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 // median sorts v in place.
