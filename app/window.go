@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/porchlight/porchlight/engine/store"
 	"github.com/porchlight/porchlight/ui"
 )
 
@@ -62,6 +63,8 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 		Available: sys.engine.Pipeline().FeatureAvailable,
 		Config:    ui.NewConfig(v, file),
 		DataDir:   cfg.DataDir,
+		// The window's shoots live in the engine's database, beside its orders.
+		Shoots: store.NewShoots(sys.db),
 	}
 	if sys.hot != nil {
 		deps.Hot = sys.hot

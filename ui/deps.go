@@ -20,7 +20,18 @@ type Engine interface {
 	Cancel(ctx context.Context, owner, id string) (core.OrderSummary, error)
 	Batch(ctx context.Context, owner, id string) (core.BatchAggregate, error)
 	CancelBatch(ctx context.Context, owner, id string) (core.BatchAggregate, error)
+	// Orders lists owner's orders, newest first (the hot folders' work).
+	Orders(ctx context.Context, owner string, limit int) ([]core.OrderSummary, error)
 	Events() *events.Bus
+}
+
+// Shoots is what the window needs of the shoot store; *store.Shoots of engine/store
+// implements it (core.ShootStore).
+type Shoots interface {
+	Put(ctx context.Context, s core.Shoot) error
+	Get(ctx context.Context, id string) (core.Shoot, error)
+	List(ctx context.Context, owner string) ([]core.Shoot, error)
+	Delete(ctx context.Context, id string) error
 }
 
 // Assets is what the window needs of the asset store; *assets.Service implements it.
@@ -59,6 +70,9 @@ type Deps struct {
 	// Hot runs the hot folders; nil leaves the tab to the configuration only
 	// (changes apply at the next start).
 	Hot HotFolders
+	// Shoots keeps the window's shoots across restarts; nil keeps them in memory
+	// for this run only.
+	Shoots Shoots
 	// Available says whether a feature of the catalog can run now (a model backend is
 	// configured for it); nil treats every feature as available.
 	Available func(featureKey string) bool
@@ -73,4 +87,5 @@ var (
 	_ Engine     = (*engine.Engine)(nil)
 	_ Assets     = (*assets.Service)(nil)
 	_ HotFolders = (*hotfolder.Service)(nil)
+	_ Shoots     = core.ShootStore(nil)
 )

@@ -47,6 +47,7 @@ type detailView struct {
 	reveal   *widget.Button
 	cancel   *widget.Button
 	retry    *widget.Button
+	versions *versionBar
 	info     *widget.Label
 	strip    *fyne.Container
 	stripFor string
@@ -98,7 +99,8 @@ func newDetailView(w *Window) *detailView {
 	d.strip = container.NewHBox()
 
 	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.retry, d.paint, d.reveal, d.export), d.title)
-	tools := container.NewBorder(nil, nil, container.NewHBox(d.mode, widget.NewSeparator(), d.zoom), nil, d.status)
+	d.versions = newVersionBar(w)
+	tools := container.NewBorder(nil, nil, container.NewHBox(d.mode, widget.NewSeparator(), d.zoom, d.versions.Object()), nil, d.status)
 	stripScroll := container.NewHScroll(d.strip)
 	foot := container.NewVBox(widget.NewSeparator(), stripScroll, d.info)
 	d.root = container.NewBorder(container.NewVBox(head, tools), foot, nil, nil, d.body)
@@ -156,10 +158,11 @@ func (d *detailView) toggleCompare() {
 
 // update redraws the view from the scene's current state (UI goroutine).
 func (d *detailView) update() {
-	s, ok := d.w.shoot.Get(d.id)
+	s, ok := d.w.shownScene(d.id)
 	if !ok {
 		return
 	}
+	d.versions.update(s)
 	setText(d.title, s.Name)
 	setText(&d.status.Label, d.w.sceneStatus(s))
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted

@@ -24,8 +24,9 @@ import (
 func (w *Window) sceneThumb(s Scene) (image.Image, bool) {
 	if s.Phase == PhaseSubmitted && s.Summary.OutputAssetID != "" {
 		id := s.Summary.OutputAssetID
+		owner := w.shootOwner() // a hot folder's results are its owner's
 		if img, failed := w.thumbs.Get("asset:"+id, func() (image.Image, error) {
-			return assetThumb(w.deps.Assets, w.owner, id)
+			return assetThumb(w.deps.Assets, owner, id)
 		}); img != nil || failed {
 			return img, failed
 		}

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
@@ -38,11 +41,27 @@ type Scene struct {
 	Phase     Phase
 	Problem   string // why it was refused, or a delivery problem
 	Warning   string // brackets it lost that could not be read (engine/grouping judged the rest)
-	OrderID   string
-	BatchID   string
-	Summary   core.OrderSummary
-	Saved     string // where the finished photo was written
-	RunID     int    // the submission it belongs to
+	// OrderID, BatchID, Summary and Saved are those of the newest version while the
+	// scene is submitted, empty while it is a draft.
+	OrderID string
+	BatchID string
+	Summary core.OrderSummary
+	Saved   string // where the finished photo was written
+	RunID   int    // the submission it belongs to
+	// Versions are every processing of the scene, oldest first: processing it again
+	// adds one and keeps the earlier results until they are deleted.
+	Versions []Version
+}
+
+// Version is one processing of a scene.
+type Version struct {
+	OrderID string
+	BatchID string
+	Options core.Options // what it was submitted with: the shoot's options under the scene's
+	At      time.Time    // when it was submitted
+	Summary core.OrderSummary
+	Saved   string // where its photo was written
+	Problem string // why it was not written
 }
 
 // Terminal reports whether the scene is settled (nothing more will happen to it).
@@ -66,20 +85,246 @@ func (s Scene) Reference() string {
 }
 
 // Shoot is the list of scenes the window holds, safe for use from the UI and from
-// background work. Reads return copies.
+// background work. Reads return copies. It has a persistent id and name, and is
+// stored as a core.Shoot (Record, LoadShoot); a read-only shoot (one built from a
+// hot folder's orders) refuses every edit.
 type Shoot struct {
-	mu      sync.Mutex
-	scenes  []*Scene
-	byID    map[int]*Scene
-	byOrder map[string]*Scene
-	files   map[string]*FileState
-	nextID  int
-	version uint64 // bumped on every change, so the UI knows when to redraw
+	mu       sync.Mutex
+	id       string
+	name     string
+	created  time.Time
+	readOnly bool
+	options  core.Options // the shoot's options, as last set by the window
+	batchIDs []string
+	scenes   []*Scene
+	byID     map[int]*Scene
+	byOrder  map[string]*Scene // every version's order
+	files    map[string]*FileState
+	nextID   int
+	version  uint64 // bumped on every change, so the UI knows when to redraw
 }
 
-// NewShoot returns an empty shoot.
+// newShootName names a shoot until it is renamed or its first photos name it.
+const newShootName = "New shoot"
+
+// NewShoot returns an empty shoot with a new id.
 func NewShoot() *Shoot {
-	return &Shoot{byID: map[int]*Scene{}, byOrder: map[string]*Scene{}, files: map[string]*FileState{}, nextID: 1}
+	return &Shoot{
+		id: uuid.NewString(), name: newShootName, created: time.Now().UTC(),
+		byID: map[int]*Scene{}, byOrder: map[string]*Scene{}, files: map[string]*FileState{}, nextID: 1,
+	}
+}
+
+// ID is the shoot's persistent id.
+func (sh *Shoot) ID() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.id
+}
+
+// Name is the shoot's name.
+func (sh *Shoot) Name() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.name
+}
+
+// SetName renames the shoot.
+func (sh *Shoot) SetName(name string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.name = name
+	sh.changed()
+}
+
+// ReadOnly reports whether the shoot refuses edits.
+func (sh *Shoot) ReadOnly() bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.readOnly
+}
+
+// Created is when the shoot was made.
+func (sh *Shoot) Created() time.Time {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.created
+}
+
+// Options are the shoot's options as last set.
+func (sh *Shoot) Options() core.Options {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return cloneOptions(sh.options)
+}
+
+// SetOptions records the shoot's options.
+func (sh *Shoot) SetOptions(o core.Options) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.options = cloneOptions(o)
+	sh.changed()
+}
+
+// AddBatch records a batch the shoot's scenes were submitted in.
+func (sh *Shoot) AddBatch(id string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if id != "" && !slices.Contains(sh.batchIDs, id) {
+		sh.batchIDs = append(sh.batchIDs, id)
+		sh.changed()
+	}
+}
+
+// Replace makes sh hold what o holds (o is not used afterwards). The window keeps
+// one *Shoot that background work reads, and switches shoots through it.
+func (sh *Shoot) Replace(o *Shoot) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	v := max(sh.version, o.version) + 1
+	sh.id, sh.name, sh.created, sh.readOnly, sh.options, sh.batchIDs = o.id, o.name, o.created, o.readOnly, o.options, o.batchIDs
+	sh.scenes, sh.byID, sh.byOrder, sh.files, sh.nextID = o.scenes, o.byID, o.byOrder, o.files, o.nextID
+	sh.version = v
+}
+
+// Record returns the shoot as it is stored, owned by owner.
+func (sh *Shoot) Record(owner string) core.Shoot {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	rec := core.Shoot{
+		ID: sh.id, Owner: owner, Name: sh.name, Options: cloneOptions(sh.options),
+		BatchIDs: slices.Clone(sh.batchIDs), NextSceneID: sh.nextID,
+		CreatedAt: sh.created, UpdatedAt: time.Now().UTC(),
+		Scenes: make([]core.ShootScene, 0, len(sh.scenes)),
+	}
+	seenDir := map[string]bool{}
+	for _, s := range sh.scenes {
+		rs := core.ShootScene{
+			ID: s.ID, Name: s.Name, Files: slices.Clone(s.Files), Overrides: cloneOptions(s.Overrides),
+			Phase: phaseName(s.Phase), Problem: s.Problem, Warning: s.Warning,
+		}
+		if s.Phase == PhasePreparing {
+			// Not submitted yet: after a restart it is a draft again.
+			rs.Phase = core.ScenePhaseDraft
+		}
+		for _, v := range s.Versions {
+			rs.Versions = append(rs.Versions, core.ShootVersion{
+				OrderID: v.OrderID, BatchID: v.BatchID, Options: cloneOptions(v.Options),
+				Status: v.Summary.Status, OutputAssetID: v.Summary.OutputAssetID,
+				Saved: v.Saved, Problem: v.Problem, At: v.At,
+			})
+		}
+		rec.Scenes = append(rec.Scenes, rs)
+		for _, f := range s.Files {
+			if d := filepath.Dir(f); !seenDir[d] {
+				seenDir[d] = true
+				rec.Folders = append(rec.Folders, d)
+			}
+			if st, ok := sh.files[f]; ok && st.AssetID != "" && st.Status == core.AssetReady {
+				if rec.Assets == nil {
+					rec.Assets = map[string]string{}
+				}
+				rec.Assets[f] = st.AssetID
+			}
+		}
+	}
+	return rec
+}
+
+// LoadShoot rebuilds a stored shoot. Scenes that were being prepared are drafts
+// again; versions carry the state last seen of their orders until the engine's
+// answers are laid over them (Attach). Imported photos keep their asset ids, with
+// an unknown status the caller checks.
+func LoadShoot(rec core.Shoot) *Shoot {
+	sh := NewShoot()
+	sh.id, sh.name, sh.created = rec.ID, rec.Name, rec.CreatedAt
+	sh.options = cloneOptions(rec.Options)
+	sh.batchIDs = slices.Clone(rec.BatchIDs)
+	for _, rs := range rec.Scenes {
+		s := &Scene{
+			ID: rs.ID, Name: rs.Name, Files: slices.Clone(rs.Files), Overrides: cloneOptions(rs.Overrides),
+			Phase: parsePhase(rs.Phase), Problem: rs.Problem, Warning: rs.Warning,
+		}
+		for _, v := range rs.Versions {
+			s.Versions = append(s.Versions, Version{
+				OrderID: v.OrderID, BatchID: v.BatchID, Options: cloneOptions(v.Options), At: v.At,
+				Summary: core.OrderSummary{OrderUUID: v.OrderID, BatchID: v.BatchID, Status: v.Status, OutputAssetID: v.OutputAssetID},
+				Saved:   v.Saved, Problem: v.Problem,
+			})
+			if v.OrderID != "" {
+				sh.byOrder[v.OrderID] = s
+			}
+		}
+		if s.Phase == PhaseSubmitted && len(s.Versions) == 0 {
+			s.Phase = PhaseDraft
+		}
+		s.mirror()
+		sh.scenes = append(sh.scenes, s)
+		sh.byID[s.ID] = s
+		sh.nextID = max(sh.nextID, s.ID+1)
+		for _, f := range s.Files {
+			sh.files[f] = &FileState{AssetID: rec.Assets[f]}
+		}
+	}
+	sh.nextID = max(sh.nextID, rec.NextSceneID)
+	return sh
+}
+
+func phaseName(p Phase) string {
+	switch p {
+	case PhasePreparing:
+		return core.ScenePhasePreparing
+	case PhaseSubmitted:
+		return core.ScenePhaseSubmitted
+	case PhaseRefused:
+		return core.ScenePhaseRefused
+	}
+	return core.ScenePhaseDraft
+}
+
+func parsePhase(p string) Phase {
+	switch p {
+	case core.ScenePhaseSubmitted:
+		return PhaseSubmitted
+	case core.ScenePhaseRefused:
+		return PhaseRefused
+	}
+	return PhaseDraft // preparing too: its submission did not finish
+}
+
+// mirror sets the scene's current result from its newest version while it is
+// submitted, and clears it otherwise.
+func (s *Scene) mirror() {
+	if s.Phase != PhaseSubmitted || len(s.Versions) == 0 {
+		s.OrderID, s.BatchID, s.Summary, s.Saved = "", "", core.OrderSummary{}, ""
+		return
+	}
+	v := s.Versions[len(s.Versions)-1]
+	s.OrderID, s.BatchID, s.Summary, s.Saved = v.OrderID, v.BatchID, v.Summary, v.Saved
+}
+
+// versionOf returns the index of the version of order id, -1 when none.
+func (s *Scene) versionOf(orderID string) int {
+	for i, v := range s.Versions {
+		if v.OrderID == orderID {
+			return i
+		}
+	}
+	return -1
+}
+
+// AtVersion returns the scene as version i shows it: that version's order, state
+// and saved photo, as if it were the newest.
+func (s Scene) AtVersion(i int) Scene {
+	if i < 0 || i >= len(s.Versions) {
+		return s
+	}
+	v := s.Versions[i]
+	s.Phase = PhaseSubmitted
+	s.OrderID, s.BatchID, s.Summary, s.Saved, s.Problem = v.OrderID, v.BatchID, v.Summary, v.Saved, v.Problem
+	return s
 }
 
 func (sh *Shoot) changed() { sh.version++ }
@@ -158,6 +403,7 @@ func (s *Scene) copy() Scene {
 	c := *s
 	c.Files = slices.Clone(s.Files)
 	c.Overrides = cloneOptions(s.Overrides)
+	c.Versions = slices.Clone(s.Versions)
 	return c
 }
 
@@ -186,6 +432,9 @@ func (sh *Shoot) SetFile(path string, st FileState) {
 func (sh *Shoot) Add(groups []grouping.Scene) []int {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.readOnly {
+		return nil
+	}
 	perDir := map[string]int{}
 	for _, g := range groups {
 		if len(g.Files) > 0 {
@@ -223,6 +472,12 @@ func (sh *Shoot) Add(groups []grouping.Scene) []int {
 		}
 		sh.scenes = append(sh.scenes, s)
 		ids = append(ids, s.ID)
+	}
+	if sh.name == newShootName && len(ids) > 0 {
+		// A new shoot is named after the folder of its first photos.
+		if f := sh.byID[ids[0]].Files[0]; filepath.Dir(f) != "." {
+			sh.name = filepath.Base(filepath.Dir(f))
+		}
 	}
 	sh.changed()
 	return ids
@@ -266,6 +521,9 @@ func stem(p string) string {
 
 // draftLocked returns scene id when it can still be edited.
 func (sh *Shoot) draftLocked(id int) (*Scene, int, error) {
+	if sh.readOnly {
+		return nil, -1, errReadOnly
+	}
 	i := sh.indexLocked(id)
 	if i < 0 {
 		return nil, -1, fmt.Errorf("scene %d is not in the shoot", id)
@@ -285,6 +543,9 @@ func (sh *Shoot) Split(id, at int) (int, error) {
 	s, i, err := sh.draftLocked(id)
 	if err != nil {
 		return 0, err
+	}
+	if len(s.Versions) > 0 {
+		return 0, fmt.Errorf("%s was processed before; its brackets stay as they were", s.Name)
 	}
 	if at <= 0 || at >= len(s.Files) {
 		return 0, fmt.Errorf("%s cannot be split before bracket %d of %d", s.Name, at+1, len(s.Files))
@@ -314,6 +575,9 @@ func (sh *Shoot) MergeNext(id int) error {
 	if next.Phase != PhaseDraft {
 		return fmt.Errorf("%s was already submitted and can no longer be changed", next.Name)
 	}
+	if len(s.Versions)+len(next.Versions) > 0 {
+		return fmt.Errorf("%s or %s was processed before; their brackets stay as they were", s.Name, next.Name)
+	}
 	if n := len(s.Files) + len(next.Files); n > engine.MaxBrackets {
 		return fmt.Errorf("a scene takes at most %d brackets; %s and %s together have %d", engine.MaxBrackets, s.Name, next.Name, n)
 	}
@@ -331,6 +595,9 @@ func (sh *Shoot) MergeNext(id int) error {
 func (sh *Shoot) Move(id, delta int) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.readOnly {
+		return errReadOnly
+	}
 	i := sh.indexLocked(id)
 	if i < 0 {
 		return fmt.Errorf("scene %d is not in the shoot", id)
@@ -358,10 +625,14 @@ func (sh *Shoot) Remove(id int) {
 	s := sh.scenes[i]
 	sh.scenes = slices.Delete(sh.scenes, i, i+1)
 	delete(sh.byID, id)
-	if s.OrderID != "" {
-		delete(sh.byOrder, s.OrderID)
-	}
+	sh.forgetOrdersLocked(s)
 	sh.changed()
+}
+
+func (sh *Shoot) forgetOrdersLocked(s *Scene) {
+	for _, v := range s.Versions {
+		delete(sh.byOrder, v.OrderID)
+	}
 }
 
 // ClearSettled removes every settled scene and returns how many went.
@@ -373,7 +644,7 @@ func (sh *Shoot) ClearSettled() int {
 	for _, s := range sh.scenes {
 		if s.Terminal() {
 			delete(sh.byID, s.ID)
-			delete(sh.byOrder, s.OrderID)
+			sh.forgetOrdersLocked(s)
 			n++
 			continue
 		}
@@ -455,26 +726,103 @@ func (sh *Shoot) Retry(id int) error {
 	if !ok {
 		return fmt.Errorf("scene %d is not in the shoot", id)
 	}
+	if sh.readOnly {
+		return errReadOnly
+	}
 	if !s.Terminal() || s.Summary.Status == core.OrderCompleted {
 		return fmt.Errorf("%s has not failed; there is nothing to retry", s.Name)
 	}
-	delete(sh.byOrder, s.OrderID)
-	s.Phase, s.OrderID, s.BatchID, s.Summary, s.Saved, s.Problem, s.RunID = PhaseDraft, "", "", core.OrderSummary{}, "", "", 0
+	if n := len(s.Versions); s.Phase == PhaseSubmitted && n > 0 {
+		// The failed attempt has no result to keep.
+		delete(sh.byOrder, s.Versions[n-1].OrderID)
+		s.Versions = slices.Delete(s.Versions, n-1, n)
+	}
+	s.Phase, s.Problem, s.RunID = PhaseDraft, "", 0
+	s.mirror()
 	sh.changed()
 	return nil
 }
 
-// Submitted records the order of scene id.
-func (sh *Shoot) Submitted(id int, sum core.OrderSummary) {
+// Reedit makes a processed scene (finished or not) a draft again, to be processed
+// with other options; its results so far stay as its versions, and an order still
+// running goes on as its version.
+func (sh *Shoot) Reedit(id int) error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.readOnly {
+		return errReadOnly
+	}
+	s, ok := sh.byID[id]
+	if !ok {
+		return fmt.Errorf("scene %d is not in the shoot", id)
+	}
+	if s.Phase != PhaseSubmitted && s.Phase != PhaseRefused {
+		return fmt.Errorf("%s has not been processed yet", s.Name)
+	}
+	s.Phase, s.Problem, s.RunID = PhaseDraft, "", 0
+	s.mirror()
+	sh.changed()
+	return nil
+}
+
+// DeleteVersion drops version i of scene id; a version still under way must be
+// cancelled first. Deleting the newest version of a submitted scene shows the one
+// before it, or makes the scene a draft when none is left. The saved photo stays
+// where it was written.
+func (sh *Shoot) DeleteVersion(id, i int) error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.readOnly {
+		return errReadOnly
+	}
+	s, ok := sh.byID[id]
+	if !ok {
+		return fmt.Errorf("scene %d is not in the shoot", id)
+	}
+	if i < 0 || i >= len(s.Versions) {
+		return fmt.Errorf("%s has no version %d", s.Name, i+1)
+	}
+	if !s.Versions[i].Summary.Status.Terminal() {
+		return fmt.Errorf("version %d of %s is still being processed; cancel it first", i+1, s.Name)
+	}
+	delete(sh.byOrder, s.Versions[i].OrderID)
+	s.Versions = slices.Delete(s.Versions, i, i+1)
+	if s.Phase == PhaseSubmitted && len(s.Versions) == 0 {
+		s.Phase = PhaseDraft
+	}
+	s.mirror()
+	if s.Phase == PhaseSubmitted {
+		s.Problem = s.Versions[len(s.Versions)-1].Problem
+	}
+	sh.changed()
+	return nil
+}
+
+var errReadOnly = fmt.Errorf("this shoot comes from a hot folder and cannot be changed here")
+
+// Submitted records the order of scene id as its newest version.
+func (sh *Shoot) Submitted(id int, sum core.OrderSummary) { sh.SubmittedWith(id, sum, core.Options{}) }
+
+// SubmittedWith records the order of scene id, submitted with opts, as its newest
+// version.
+func (sh *Shoot) SubmittedWith(id int, sum core.OrderSummary, opts core.Options) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s, ok := sh.byID[id]
 	if !ok {
 		return
 	}
-	s.Phase, s.OrderID, s.BatchID, s.Problem = PhaseSubmitted, sum.OrderUUID, sum.BatchID, ""
-	s.Summary = sum
+	at := sum.CreatedAt
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	s.Versions = append(s.Versions, Version{OrderID: sum.OrderUUID, BatchID: sum.BatchID, Options: cloneOptions(opts), At: at, Summary: sum})
+	s.Phase, s.Problem = PhaseSubmitted, ""
+	s.mirror()
 	sh.byOrder[sum.OrderUUID] = s
+	if sum.BatchID != "" && !slices.Contains(sh.batchIDs, sum.BatchID) {
+		sh.batchIDs = append(sh.batchIDs, sum.BatchID)
+	}
 	sh.changed()
 }
 
@@ -488,15 +836,37 @@ func (sh *Shoot) Update(sum core.OrderSummary) (Scene, bool, bool) {
 	if !ok {
 		return Scene{}, false, false
 	}
-	if s.Summary.Status.Terminal() {
-		return s.copy(), true, false // settled states never change again
+	i := s.versionOf(sum.OrderUUID)
+	v := &s.Versions[i]
+	if v.Summary.Status.Terminal() {
+		return s.copy().AtVersion(i), true, false // settled states never change again
 	}
-	if sum.UpdatedAt.Before(s.Summary.UpdatedAt) && !sum.Status.Terminal() {
-		return s.copy(), true, false
+	if sum.UpdatedAt.Before(v.Summary.UpdatedAt) && !sum.Status.Terminal() {
+		return s.copy().AtVersion(i), true, false
 	}
-	s.Summary = sum
+	v.Summary = sum
+	s.mirror()
 	sh.changed()
-	return s.copy(), true, sum.Status.Terminal()
+	return s.copy().AtVersion(i), true, sum.Status.Terminal()
+}
+
+// Attach lays the engine's answer for an order over its version after a restart:
+// the stored state was only the last one seen. It returns the scene as that
+// version shows it and whether the order settled while the window was closed.
+func (sh *Shoot) Attach(sum core.OrderSummary) (Scene, bool, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s, ok := sh.byOrder[sum.OrderUUID]
+	if !ok {
+		return Scene{}, false, false
+	}
+	i := s.versionOf(sum.OrderUUID)
+	v := &s.Versions[i]
+	settledNow := !v.Summary.Status.Terminal() && sum.Status.Terminal()
+	v.Summary = sum
+	s.mirror()
+	sh.changed()
+	return s.copy().AtVersion(i), true, settledNow
 }
 
 // SceneOfOrder returns the scene of an order.
@@ -510,15 +880,38 @@ func (sh *Shoot) SceneOfOrder(orderID string) (Scene, bool) {
 	return s.copy(), true
 }
 
-// SetSaved records where the finished photo of scene id went, or why it could not be
-// written.
+// SetSaved records where the finished photo of scene id's newest version went, or
+// why it could not be written.
 func (sh *Shoot) SetSaved(id int, path, problem string) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if s, ok := sh.byID[id]; ok {
-		s.Saved, s.Problem = path, problem
-		sh.changed()
+	s, ok := sh.byID[id]
+	orderID := ""
+	if ok && len(s.Versions) > 0 {
+		orderID = s.Versions[len(s.Versions)-1].OrderID
 	}
+	sh.mu.Unlock()
+	sh.SetVersionSaved(id, orderID, path, problem)
+}
+
+// SetVersionSaved records where the photo of scene id's version of orderID went,
+// or why it could not be written.
+func (sh *Shoot) SetVersionSaved(id int, orderID, path, problem string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s, ok := sh.byID[id]
+	if !ok {
+		return
+	}
+	i := s.versionOf(orderID)
+	if i < 0 {
+		return
+	}
+	s.Versions[i].Saved, s.Versions[i].Problem = path, problem
+	if i == len(s.Versions)-1 && s.Phase == PhaseSubmitted {
+		s.Problem = problem
+	}
+	s.mirror()
+	sh.changed()
 }
 
 // Counts summarises the shoot for the status bar.

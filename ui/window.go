@@ -2,6 +2,14 @@
 // brackets on it, adjusts the scenes and the edit, processes them as a batch and
 // compares the results with the originals.
 //
+// The window holds one shoot at a time (shoot.go): named, with a persistent id,
+// stored through Deps.Shoots on every change (debounced, by a background saver)
+// and listed in the sidebar (sidebar.go) with the hot folders' work, which shows
+// as read-only shoots built from the engine's orders. The most recent shoot opens
+// on start exactly as it was left; its submitted scenes re-attach to their orders,
+// which the engine kept running. Processing a scene again keeps its earlier
+// results as versions until they are deleted.
+//
 // The window talks to the engine through the small interfaces of deps.go, never
 // through HTTP, and acts as the standard API key named "window" (OwnerKey), so its
 // photos and orders are kept apart from API clients' like any key's. Background
@@ -38,6 +46,7 @@ import (
 
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/ui/appicon"
 )
 
@@ -60,6 +69,19 @@ type Window struct {
 	shoot    *Shoot
 	thumbs   *thumbCache
 	defaults core.Options // the shoot's options (UI goroutine)
+
+	shoots       Shoots
+	hotOwner     string          // the hot folders' owner ("" when unknown)
+	side         *sidebar        // the shoots list
+	shownVersion map[int]int     // scene id -> version shown in the detail (UI goroutine)
+	saveQ        chan core.Shoot // snapshots for the saver, in order
+	deleted      atomic.Value    // id of the shoot deleted last: never saved again
+
+	savedMu sync.Mutex
+	saved   map[string]bool // shoots written to the store
+
+	deliverMu sync.Mutex
+	delivered map[string]bool // orders whose photo was written (or is being)
 
 	importMu    sync.Mutex
 	importQueue []string
@@ -158,8 +180,35 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 		ctx: ctx, cancel: cancel, shoot: NewShoot(),
 		importSeen: map[string]bool{}, importWake: make(chan struct{}, 1),
 		runs: map[int]*run{}, cancelWanted: map[int]bool{},
+		shoots: deps.Shoots, shownVersion: map[int]int{}, saveQ: make(chan core.Shoot, 64),
+		saved: map[string]bool{}, delivered: map[string]bool{},
+	}
+	if w.shoots == nil {
+		w.shoots = &memShoots{}
+	}
+	// The hot folders' work is listed beside the window's; without its owner the
+	// sidebar lists the window's shoots only.
+	if hot, err := deps.Keys.InternalOwner(keys.OwnerHotfolders); err == nil {
+		w.hotOwner = hot
 	}
 	w.defaults = catalog.CorrectionsOn(optionsFromConfig(deps.Config.Get(KeyOptions)))
+	// The most recent shoot opens as it was left.
+	recs, err := w.shoots.List(ctx, owner)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("ui: list the shoots: %w", err)
+	}
+	for _, r := range recs {
+		w.saved[r.ID] = true
+	}
+	resumed := len(recs) > 0
+	if resumed {
+		w.shoot = LoadShoot(recs[0])
+		if o := w.shoot.Options(); len(optionsToMap(o)) > 0 {
+			w.defaults = o
+		}
+	}
+	w.shoot.SetOptions(w.defaults)
 	w.thumbs = newThumbCache(600, w.markDirty)
 	a.Settings().SetTheme(newTheme(w.cfg.String(KeyTheme, ThemeDark)))
 	w.win = a.NewWindow("Porchlight")
@@ -169,13 +218,41 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 	w.win.SetMaster()
 	w.onDropped = func(_ fyne.Position, uris []fyne.URI) { w.Drop(urisToPaths(uris)) }
 	w.win.SetOnDropped(w.onDropped)
-	w.win.SetCloseIntercept(func() {
-		w.rememberOptions()
-		w.win.Close()
-	})
+	w.win.SetCloseIntercept(w.requestClose)
 	w.shortcuts()
 	w.start()
+	w.reloadShoots()
+	if resumed {
+		id := w.shoot.ID()
+		w.busy.Add(1)
+		go func() {
+			defer w.busy.Done()
+			w.reattach(w.ctx, id)
+		}()
+	}
 	return w, nil
+}
+
+// requestClose closes the window, asking first while scenes are being processed
+// (the engine goes on with them, and the shoot re-attaches at the next start).
+func (w *Window) requestClose() {
+	c := w.shoot.Counts()
+	if c.Active == 0 {
+		w.closeNow()
+		return
+	}
+	msg := fmt.Sprintf("%d %s still being processed. Porchlight goes on with them when it starts again, and they show in this shoot then.",
+		c.Active, plural(c.Active, "scene is", "scenes are"))
+	dialog.ShowConfirm("Close Porchlight?", msg, func(ok bool) {
+		if ok {
+			w.closeNow()
+		}
+	}, w.win)
+}
+
+func (w *Window) closeNow() {
+	w.rememberOptions()
+	w.win.Close()
 }
 
 // start runs the background work: imports, ingest polling, the event tracker, the
@@ -196,6 +273,7 @@ func (w *Window) start() {
 	for range 2 {
 		goBusy(w.thumbs.work)
 	}
+	goBusy(w.saver)
 	goBusy(func(ctx context.Context) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -210,10 +288,11 @@ func (w *Window) start() {
 	})
 }
 
-// Close stops the window's background work and waits for it.
+// Close stops the window's background work, waits for it and saves the shoot.
 func (w *Window) Close() {
 	w.cancel()
 	w.busy.Wait()
+	w.flushSaves()
 }
 
 // Owner is the key uuid the window acts as.
@@ -284,7 +363,8 @@ func (w *Window) refresh() {
 	}
 	w.updateSceneForm()
 	w.updateListActions()
-	title := "Porchlight"
+	w.updateSidebar()
+	title := "Porchlight · " + w.shoot.Name()
 	if c.Total > 0 {
 		title += " · " + countsLine(Counts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Active: c.Active, Queued: c.Queued, Draft: c.Draft})
 	}
@@ -379,8 +459,10 @@ func (w *Window) build() {
 
 	mid := container.NewHSplit(w.center, right)
 	mid.Offset = 0.72
-	main := container.NewHSplit(left, mid)
-	main.Offset = 0.24
+	scenes := container.NewHSplit(left, mid)
+	scenes.Offset = 0.26
+	main := container.NewHSplit(w.buildSidebar(), scenes)
+	main.Offset = 0.15
 	w.win.SetContent(container.NewBorder(top, bottom, nil, nil, main))
 }
 
@@ -429,7 +511,7 @@ func (w *Window) buildLeft() fyne.CanvasObject {
 func (w *Window) buildRight() fyne.CanvasObject {
 	w.shootForm = newOptionsForm(false, w.deps.Available, func(o core.Options) {
 		w.defaults = o
-		w.shoot.Touch()
+		w.shoot.SetOptions(o)
 		w.markDirty()
 	})
 	w.shootForm.Set(core.Options{}, w.defaults, false)
@@ -502,7 +584,7 @@ func (w *Window) updateSceneForm() {
 	w.sceneHeader.SetText(s.Name + verb)
 	text := "Not submitted."
 	if s.OrderID != "" {
-		if rec, err := w.deps.Engine.OrderRecord(w.ctx, w.owner, s.OrderID); err == nil {
+		if rec, err := w.deps.Engine.OrderRecord(w.ctx, w.shootOwner(), s.OrderID); err == nil {
 			text = strings.Join(resolvedLines(rec.Resolved, len(rec.Inputs)), "\n")
 		} else {
 			text = err.Error()
@@ -807,5 +889,119 @@ func (w *Window) step(d int) {
 	if s, ok := w.shoot.At(i); ok {
 		w.selectScene(s.ID)
 		w.list.ScrollTo(i)
+	}
+}
+
+// shownScene returns scene id as the detail shows it: the version picked in the
+// version selector, or the newest result while the scene is edited again.
+func (w *Window) shownScene(id int) (Scene, bool) {
+	s, ok := w.shoot.Get(id)
+	if !ok || len(s.Versions) == 0 {
+		return s, ok
+	}
+	k := w.versionShown(s)
+	if k == len(s.Versions)-1 && s.Phase == PhaseSubmitted {
+		return s, true
+	}
+	return s.AtVersion(k), true
+}
+
+// versionShown is the index of the version of s the detail shows.
+func (w *Window) versionShown(s Scene) int {
+	if k, ok := w.shownVersion[s.ID]; ok && k >= 0 && k < len(s.Versions) {
+		return k
+	}
+	return len(s.Versions) - 1
+}
+
+// ShowVersion shows version i (from 0, oldest first) of scene id in the detail.
+func (w *Window) ShowVersion(id, i int) {
+	w.shownVersion[id] = i
+	w.detail.update()
+}
+
+// deleteVersion deletes the version of scene id the detail shows.
+func (w *Window) deleteVersion(id int) {
+	s, ok := w.shoot.Get(id)
+	if !ok || len(s.Versions) == 0 {
+		return
+	}
+	k := w.versionShown(s)
+	if err := w.shoot.DeleteVersion(id, k); err != nil {
+		w.setStatus(err.Error())
+		return
+	}
+	delete(w.shownVersion, id)
+	w.setStatus(fmt.Sprintf("Deleted version %d of %s.", k+1, s.Name))
+	w.refresh()
+}
+
+// versionBar is the detail's version selector ("Version 2 of 3"), its Delete
+// version action and Process again.
+type versionBar struct {
+	w     *Window
+	id    int
+	prev  *widget.Button
+	next  *widget.Button
+	label *widget.Label
+	del   *widget.Button
+	again *widget.Button
+	box   *fyne.Container
+}
+
+func newVersionBar(w *Window) *versionBar {
+	b := &versionBar{w: w}
+	step := func(d int) {
+		s, ok := w.shoot.Get(b.id)
+		if !ok {
+			return
+		}
+		w.ShowVersion(b.id, min(max(w.versionShown(s)+d, 0), len(s.Versions)-1))
+	}
+	b.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { step(-1) })
+	b.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { step(1) })
+	b.label = widget.NewLabel("")
+	b.del = widget.NewButtonWithIcon("Delete version", theme.DeleteIcon(), func() {
+		id := b.id
+		dialog.ShowConfirm("Delete version", "Delete this version of the scene? Its saved photo stays where it is.", func(ok bool) {
+			if ok {
+				w.deleteVersion(id)
+			}
+		}, w.win)
+	})
+	b.again = widget.NewButtonWithIcon("Process again", theme.ViewRefreshIcon(), func() { w.reeditScene(b.id) })
+	for _, x := range []*widget.Button{b.prev, b.next, b.del} {
+		x.Importance = widget.LowImportance
+	}
+	b.box = container.NewHBox(b.prev, b.label, b.next, b.del, b.again)
+	return b
+}
+
+// Object is the bar's canvas object.
+func (b *versionBar) Object() fyne.CanvasObject { return b.box }
+
+// update shows the versions of scene s (UI goroutine).
+func (b *versionBar) update(s Scene) {
+	b.id = s.ID
+	cur, _ := b.w.shoot.Get(s.ID)
+	n := len(cur.Versions)
+	if n >= 2 || (n == 1 && cur.Phase == PhaseDraft) {
+		k := b.w.versionShown(cur)
+		setText(b.label, fmt.Sprintf("Version %d of %d", k+1, n))
+		setEnabled(b.prev, k > 0)
+		setEnabled(b.next, k < n-1)
+		setEnabled(b.del, cur.Versions[k].Summary.Status.Terminal() && !b.w.shoot.ReadOnly())
+		for _, o := range []fyne.CanvasObject{b.prev, b.label, b.next, b.del} {
+			o.Show()
+		}
+	} else {
+		for _, o := range []fyne.CanvasObject{b.prev, b.label, b.next, b.del} {
+			o.Hide()
+		}
+	}
+	if !b.w.shoot.ReadOnly() && (cur.Phase == PhaseSubmitted || cur.Phase == PhaseRefused) {
+		b.again.Show()
+	} else {
+		b.again.Hide()
 	}
 }

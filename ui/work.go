@@ -38,6 +38,10 @@ func (w *Window) addPaths(paths []string, done func(ids []int, err error)) {
 	if len(paths) == 0 {
 		return
 	}
+	if w.shoot.ReadOnly() {
+		// A hot folder's shoot takes no photos: they start a shoot of their own.
+		w.newShoot()
+	}
 	w.busy.Add(1)
 	w.setActivity(fmt.Sprintf("Reading %s…", describePaths(paths)))
 	go func() {
@@ -357,12 +361,13 @@ func (w *Window) submitRun(ctx context.Context, r *run, defaults core.Options, s
 	}
 	if single && len(ready) == 1 {
 		s := ready[0]
-		sum, err := w.deps.Engine.Submit(w.ctx, w.owner, inputs(s), catalog.Merge(defaults, s.Overrides), "")
+		opts := catalog.Merge(defaults, s.Overrides)
+		sum, err := w.deps.Engine.Submit(w.ctx, w.owner, inputs(s), opts, "")
 		if err != nil {
 			w.shoot.Reopen(s.ID, describe(err).Message)
 			return fmt.Errorf("%s was not submitted: %s", s.Name, describe(err).Message)
 		}
-		w.recordSubmitted(s.ID, sum)
+		w.recordSubmitted(s.ID, sum, opts)
 		return nil
 	}
 	for start := 0; start < len(ready); start += engine.MaxScenes {
@@ -397,7 +402,7 @@ func (w *Window) submitRun(ctx context.Context, r *run, defaults core.Options, s
 				idx = *sum.SceneIndex
 			}
 			if idx >= 0 && idx < len(chunk) {
-				w.recordSubmitted(chunk[idx].ID, sum)
+				w.recordSubmitted(chunk[idx].ID, sum, catalog.Merge(defaults, chunk[idx].Overrides))
 			}
 		}
 	}
@@ -418,10 +423,11 @@ func sceneOfField(err error) int {
 	return i
 }
 
-// recordSubmitted stores a scene's order and cancels it at once when the user asked
-// to cancel while it was being submitted.
-func (w *Window) recordSubmitted(id int, sum core.OrderSummary) {
-	w.shoot.Submitted(id, sum)
+// recordSubmitted stores a scene's order, submitted with opts, as its newest version
+// and cancels it at once when the user asked to cancel while it was being
+// submitted.
+func (w *Window) recordSubmitted(id int, sum core.OrderSummary, opts core.Options) {
+	w.shoot.SubmittedWith(id, sum, opts)
 	w.cancelMu.Lock()
 	wanted := w.cancelWanted[id]
 	delete(w.cancelWanted, id)
@@ -445,6 +451,13 @@ func (w *Window) tracker(ctx context.Context) {
 		return sub
 	}
 	sub := subscribe()
+	if w.hotOwner != "" {
+		w.busy.Add(1)
+		go func() {
+			defer w.busy.Done()
+			w.followHot(ctx)
+		}()
+	}
 	go func() {
 		for {
 			select {
@@ -531,10 +544,14 @@ func (w *Window) resync() {
 	w.markDirty()
 }
 
-// settled runs once when a scene reaches a final state: a completed scene's photo
-// is written to the output folder; a finished run sends a notification.
+// settled runs once when a version of a scene reaches a final state (s shows that
+// version): a completed version's photo is written to the output folder; a
+// finished run sends a notification. A hot folder writes its own results.
 func (w *Window) settled(s Scene) {
-	if s.Summary.Status == core.OrderCompleted && s.Summary.OutputAssetID != "" {
+	if w.shoot.ReadOnly() {
+		return
+	}
+	if s.Summary.Status == core.OrderCompleted && s.Summary.OutputAssetID != "" && w.claimDelivery(s.OrderID) {
 		w.busy.Add(1)
 		go func() {
 			defer w.busy.Done()
@@ -542,6 +559,19 @@ func (w *Window) settled(s Scene) {
 		}()
 	}
 	w.checkRunDone(s.RunID)
+}
+
+// claimDelivery reports whether the photo of order id is still to be written, and
+// claims it: events and the re-attachment after a restart can both report an order
+// done.
+func (w *Window) claimDelivery(id string) bool {
+	w.deliverMu.Lock()
+	defer w.deliverMu.Unlock()
+	if w.delivered[id] {
+		return false
+	}
+	w.delivered[id] = true
+	return true
 }
 
 // deliver writes a completed scene's photo into the output folder.
@@ -553,7 +583,7 @@ func (w *Window) deliver(s Scene) {
 	}
 	f, a, err := w.deps.Assets.Open(s.Summary.OutputAssetID)
 	if err != nil {
-		w.shoot.SetSaved(s.ID, "", "finished, but the result could not be read: "+err.Error())
+		w.shoot.SetVersionSaved(s.ID, s.OrderID, "", "finished, but the result could not be read: "+err.Error())
 		w.markDirty()
 		return
 	}
@@ -567,9 +597,9 @@ func (w *Window) deliver(s Scene) {
 	}, catalog.FormatExt(a.Format))
 	path, err := writeNew(dir, name, f)
 	if err != nil {
-		w.shoot.SetSaved(s.ID, "", "finished, but not saved: "+err.Error())
+		w.shoot.SetVersionSaved(s.ID, s.OrderID, "", "finished, but not saved: "+err.Error())
 	} else {
-		w.shoot.SetSaved(s.ID, path, "")
+		w.shoot.SetVersionSaved(s.ID, s.OrderID, path, "")
 	}
 	w.markDirty()
 }
@@ -579,6 +609,10 @@ func (w *Window) runName(id int) string {
 	defer w.runsMu.Unlock()
 	if r, ok := w.runs[id]; ok {
 		return strings.SplitN(r.name, " · ", 2)[0]
+	}
+	// A run of an earlier start: the shoot names it.
+	if n := w.shoot.Name(); n != "" && n != newShootName {
+		return n
 	}
 	return "shoot"
 }
@@ -615,6 +649,30 @@ func (w *Window) checkRunDone(runID int) {
 		msg += fmt.Sprintf(", %d did not", failed)
 	}
 	w.do(func() { w.notify("Batch done", msg) })
+}
+
+// reeditScene makes a processed scene a draft again, to be processed with other
+// options; its results so far stay as versions.
+func (w *Window) reeditScene(id int) {
+	if err := w.shoot.Reedit(id); err != nil {
+		w.setStatus(err.Error())
+		return
+	}
+	if s, ok := w.shoot.Get(id); ok {
+		// Its photos may not be imported in this run of the window.
+		for _, f := range s.Files {
+			if st := w.shoot.File(f); st.AssetID == "" || st.Status == core.AssetFailed {
+				w.shoot.SetFile(f, FileState{})
+				w.importMu.Lock()
+				delete(w.importSeen, f)
+				w.importMu.Unlock()
+				w.enqueueImport(f)
+			}
+		}
+		w.setStatus(s.Name + ": change its settings, then process it again; the earlier result is kept.")
+		w.sideTabs.SelectIndex(1)
+	}
+	w.refresh()
 }
 
 // retryScene makes a failed scene a draft again; photos whose import failed are
