@@ -60,15 +60,20 @@ func check(m *imaging.Image) error {
 // row renders one row of c-channel pixels from in to out (which may be the same
 // slice). Channels past the third are copied.
 func (p *plan) row(out, in []float32, c int) {
-	m := &p.m
+	// Locals, so the loop keeps the plan in registers instead of reloading it
+	// after every store.
+	m0, m1, m2, m3, m4, m5, m6, m7, m8 := p.m[0], p.m[1], p.m[2], p.m[3], p.m[4], p.m[5], p.m[6], p.m[7], p.m[8]
+	matrix, tone, color := p.matrix, p.tone, p.color
+	sat, vib := p.sat, p.vib
 	lut := p.lut[:]
+	copyAlpha := c > 3 && &out[0] != &in[0]
 	for i := 0; i+2 < len(in); i += c {
 		px := in[i : i+3 : i+3]
 		r, g, b := px[0], px[1], px[2]
-		if p.matrix {
-			r, g, b = nonNeg(m[0]*r+m[1]*g+m[2]*b), nonNeg(m[3]*r+m[4]*g+m[5]*b), nonNeg(m[6]*r+m[7]*g+m[8]*b)
+		if matrix {
+			r, g, b = nonNeg(m0*r+m1*g+m2*b), nonNeg(m3*r+m4*g+m5*b), nonNeg(m6*r+m7*g+m8*b)
 		}
-		if p.tone {
+		if tone {
 			n := 0.5*max3(r, g, b) + 0.5*(lumR*r+lumG*g+lumB*b)
 			// Table lookup with linear interpolation (see lutInput).
 			u := n + lutOffset
@@ -86,11 +91,11 @@ func (p *plan) row(out, in []float32, c int) {
 			g = (g+lutOffset)*k - lutOffset
 			b = (b+lutOffset)*k - lutOffset
 		}
-		if p.color {
+		if color {
 			y := lumR*r + lumG*g + lumB*b
-			f := p.sat
-			if p.vib != 0 {
-				f *= 1 + p.vib*vibranceWeight(r, g, b, p.vib > 0)
+			f := sat
+			if vib != 0 {
+				f *= 1 + vib*vibranceWeight(r, g, b, vib > 0)
 			}
 			r = y + (r-y)*f
 			g = y + (g-y)*f
@@ -98,7 +103,7 @@ func (p *plan) row(out, in []float32, c int) {
 		}
 		o := out[i : i+3 : i+3]
 		o[0], o[1], o[2] = clamp01(r), clamp01(g), clamp01(b)
-		if c > 3 && &out[0] != &in[0] {
+		if copyAlpha {
 			copy(out[i+3:i+c], in[i+3:i+c])
 		}
 	}

@@ -38,8 +38,9 @@ func PreviewBase(ctx context.Context, src *imaging.Image, maxEdge int) (*imaging
 				row := src.Row(sy)
 				for x := 0; x < dw; x++ {
 					var r, g, b float32
-					for sx := xs[x]; sx < xs[x+1]; sx++ {
-						px := row[sx*c : sx*c+3 : sx*c+3]
+					seg := row[xs[x]*c : xs[x+1]*c]
+					for k := 0; k+2 < len(seg); k += c {
+						px := seg[k : k+3 : k+3]
 						r, g, b = r+px[0], g+px[1], b+px[2]
 					}
 					a := acc[x*3 : x*3+3 : x*3+3]

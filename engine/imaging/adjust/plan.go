@@ -30,10 +30,10 @@ const (
 	shadowFull, shadowNone = -6.0, -1.0
 	// Highlights move by up to highlightStops, nothing at or below mid-gray and
 	// fully from white up. Recovery (negative) also compresses the range above white
-	// by up to highlightFold, so about three stops over white fold back into range.
+	// by up to highlightFold, so about two stops over white fold back to white.
 	highlightStops             = 0.6
 	highlightFrom, highlightTo = -2.5, 0.0
-	highlightFold              = 0.75
+	highlightFold              = 0.85
 	// Whites and blacks move the ends of the display-encoded scale; each fades out
 	// over half the scale so the other end stays.
 	whitesAt100 = 0.15
@@ -225,10 +225,11 @@ func newCurve(s Settings) curve {
 
 func (c curve) identity() bool { return c == curve{} }
 
-// at maps a linear level. Every part is monotone, so the whole is: the shadow and
-// highlight gains change the slope in stops by at most 1.5·0.3 and 0.6·0.6 + 0.75,
-// the whites and blacks offsets by 3·0.15 and 3·0.08, and the S-curve by the
-// contrast factor, at most 0.6.
+// at maps a linear level. Every part is monotone, so the whole is: the shadow gain
+// changes the slope in stops by at most 1.5·0.3, the highlight gain by 0.6·0.6
+// below white and 0.85 above it, the whites and blacks offsets the slope of
+// display values by at most 3·0.15 and 3·0.08, and the S-curve by the contrast
+// factor, at most 0.6.
 func (c curve) at(n float64) float64 {
 	if n > 0 && (c.shadows != 0 || c.highlights != 0) {
 		e := math.Log2(n)

@@ -15,8 +15,8 @@
 //  2. Tone is one curve of a norm of the pixel (the mean of its largest channel and
 //     its luminance), applied as a gain to all three channels so hues stay put.
 //     Shadows and highlights are gains in stops under smooth masks of the level;
-//     highlights -100 also folds up to about three stops above white back into
-//     range. Whites, blacks and contrast (an S-curve pivoting on mid-gray) work on
+//     highlights -100 also folds about two stops above white (exposure pushed up)
+//     back to white. Whites, blacks and contrast (an S-curve pivoting on mid-gray) work on
 //     display-encoded values. The curve is tabulated once per Settings.
 //  3. Vibrance and saturation scale chroma about luminance; vibrance favours muted
 //     colours and spares skin-like hues.
