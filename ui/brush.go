@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"image"
 	"image/color"
 	"math"
@@ -23,7 +22,9 @@ const maxUndo = 50
 // imgPoint is a point in image pixels; (0.5, 0.5) is the centre of the top-left pixel.
 type imgPoint struct{ X, Y float64 }
 
-// paintMask is a painted mask with its undo history.
+// paintMask is a painted mask with its undo history. The mask is binary, so an
+// undo step keeps only which pixels a stroke flipped, as runs: a stroke across a
+// 24-megapixel photo costs a few kilobytes of history, not its rectangle twice.
 type paintMask struct {
 	w, h int
 	pix  []uint8 // 255 marks a pixel to erase, 0 keeps it
@@ -31,20 +32,22 @@ type paintMask struct {
 	undo, redo []maskEdit
 	snap       []uint8         // the mask as the stroke under way found it (reused)
 	stroke     image.Rectangle // what the stroke under way touched
+	value      uint8           // what the stroke under way sets
 	active     bool
 }
 
-// maskEdit is one undoable stroke: the rectangle it touched, before and after.
+// maskEdit is one undoable stroke: the pixels it set to v (they were 255-v before),
+// as runs of start offset and length.
 type maskEdit struct {
-	r             image.Rectangle
-	before, after []uint8
+	v    uint8
+	runs []int32
 }
 
 func newPaintMask(w, h int) *paintMask {
 	return &paintMask{w: w, h: h, pix: make([]uint8, w*h)}
 }
 
-// begin starts a stroke; the strokes until end are undone as one.
+// begin starts a stroke; what is painted until end is undone as one step.
 func (m *paintMask) begin() {
 	if m.active {
 		return
@@ -56,9 +59,10 @@ func (m *paintMask) begin() {
 	m.active, m.stroke = true, image.Rectangle{}
 }
 
-// segment sets to v every pixel whose centre lies within r of the segment a–b: a
-// stroke with round caps (a == b is a dab).
+// segment sets to v (0 or 255) every pixel whose centre lies within r of the
+// segment a–b: a stroke with round caps (a == b is a dab). A stroke sets one value.
 func (m *paintMask) segment(a, b imgPoint, r float64, v uint8) {
+	m.value = v
 	r = max(r, 0.5)
 	x0 := max(0, int(math.Floor(min(a.X, b.X)-r)))
 	y0 := max(0, int(math.Floor(min(a.Y, b.Y)-r)))
@@ -95,34 +99,39 @@ func (m *paintMask) end() bool {
 	}
 	m.active = false
 	r := m.stroke
-	if r.Empty() {
-		return false
+	var runs []int32
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		start := -1
+		for x := r.Min.X; x <= r.Max.X; x++ {
+			i := y*m.w + x
+			changed := x < r.Max.X && m.pix[i] != m.snap[i]
+			switch {
+			case changed && start < 0:
+				start = i
+			case !changed && start >= 0:
+				runs = append(runs, int32(start), int32(i-start))
+				start = -1
+			}
+		}
 	}
-	e := maskEdit{r: r, before: m.cut(m.snap, r), after: m.cut(m.pix, r)}
-	if bytes.Equal(e.before, e.after) {
+	if len(runs) == 0 {
 		return false
 	}
 	if len(m.undo) == maxUndo {
 		m.undo = append(m.undo[:0], m.undo[1:]...)
 	}
-	m.undo = append(m.undo, e)
+	m.undo = append(m.undo, maskEdit{v: m.value, runs: runs})
 	m.redo = m.redo[:0]
 	return true
 }
 
-// cut copies rectangle r of a mask-sized buffer.
-func (m *paintMask) cut(pix []uint8, r image.Rectangle) []uint8 {
-	out := make([]uint8, 0, r.Dx()*r.Dy())
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		out = append(out, pix[y*m.w+r.Min.X:y*m.w+r.Max.X]...)
-	}
-	return out
-}
-
-// paste writes a cut back.
-func (m *paintMask) paste(src []uint8, r image.Rectangle) {
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		copy(m.pix[y*m.w+r.Min.X:y*m.w+r.Max.X], src[(y-r.Min.Y)*r.Dx():])
+// apply sets the pixels of e to v.
+func (m *paintMask) apply(e maskEdit, v uint8) {
+	for i := 0; i < len(e.runs); i += 2 {
+		run := m.pix[e.runs[i] : e.runs[i]+e.runs[i+1]]
+		for j := range run {
+			run[j] = v
+		}
 	}
 }
 
@@ -134,7 +143,7 @@ func (m *paintMask) Undo() bool {
 	}
 	e := m.undo[len(m.undo)-1]
 	m.undo = m.undo[:len(m.undo)-1]
-	m.paste(e.before, e.r)
+	m.apply(e, 255-e.v)
 	m.redo = append(m.redo, e)
 	return true
 }
@@ -147,7 +156,7 @@ func (m *paintMask) Redo() bool {
 	}
 	e := m.redo[len(m.redo)-1]
 	m.redo = m.redo[:len(m.redo)-1]
-	m.paste(e.after, e.r)
+	m.apply(e, e.v)
 	m.undo = append(m.undo, e)
 	return true
 }
@@ -156,7 +165,7 @@ func (m *paintMask) Redo() bool {
 func (m *paintMask) Clear() bool {
 	m.begin()
 	clear(m.pix)
-	m.stroke = image.Rect(0, 0, m.w, m.h)
+	m.stroke, m.value = image.Rect(0, 0, m.w, m.h), 0
 	return m.end()
 }
 
@@ -383,6 +392,9 @@ func (v *brushView) Dragged(e *fyne.DragEvent) {
 		v.stroking = true
 		v.mask.begin()
 		v.last = v.toImage(e.Position.Subtract(e.Dragged))
+		if v.preview != nil {
+			v.maskChanged() // show the strokes, not a fill that is out of date
+		}
 	}
 	v.mask.segment(v.last, p, v.size/2, v.value())
 	v.last = p

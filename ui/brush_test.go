@@ -273,7 +273,9 @@ func TestPaintedMaskErasesThroughTheEngine(t *testing.T) {
 		}
 		e.load()
 		h.waitFor("the photo in the brush", time.Minute, func() bool { return done })
-		test.NewWindow(e.Object()).Resize(fyne.NewSize(1200, 800))
+		win := test.NewWindow(e.Object())
+		t.Cleanup(win.Close)
+		win.Resize(fyne.NewSize(1200, 800))
 		e.view.Resize(fyne.NewSize(1024, 576))
 		return e
 	}
