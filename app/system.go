@@ -37,6 +37,8 @@ type system struct {
 type buildOptions struct {
 	api         bool
 	onListening func(addr string)
+	// previews keeps every order's preview base for the window's sliders.
+	previews bool
 	// hotAlways builds the hot-folder service even with no folder configured: the
 	// window's settings start the folders added there at once.
 	hotAlways bool
@@ -88,12 +90,17 @@ func buildSystem(cfg *Config, log *slog.Logger, opt buildOptions) (_ *system, er
 	}
 	sys.sup.Add("assets", sys.assets)
 
-	pipe := pipeline.New(pipeline.Config{
+	pcfg := pipeline.Config{
 		MaxEdge:   cfg.Engine.ResolutionCap,
 		MaxPixels: cfg.Limits.MaxMegapixels * 1_000_000,
 		KeepGPS:   cfg.Metadata.KeepGPS,
 		Logger:    log,
-	})
+	}
+	if opt.previews {
+		pcfg.PreviewDir = previewDir(cfg.DataDir)
+		sys.sup.Add("previews", &previewSweeper{dir: pcfg.PreviewDir, limit: previewCap, log: log})
+	}
+	pipe := pipeline.New(pcfg)
 	if sys.backends, err = registerBackends(cfg, pipe, log); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 	defer stop()
 	addr := make(chan string, 1)
 	sys, err := buildSystem(cfg, log, buildOptions{
-		api: cfg.API.Enabled, hotAlways: true,
+		api: cfg.API.Enabled, hotAlways: true, previews: true,
 		onListening: func(a string) {
 			if err := announceServing(cfg.DataDir, "http://"+a); err != nil {
 				log.Warn("write the serving file", "err", err)
