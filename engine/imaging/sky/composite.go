@@ -15,7 +15,9 @@ const spillLine = 0.25
 // A skyline pixel is a mix I = alpha*S_old + (1-alpha)*F of the old sky and the
 // foreground. The foreground's share (1-alpha)*F = I - alpha*S_old is recovered with the
 // local old-sky colour (colour decontamination), so the old sky leaves no halo, and the
-// result is (1-alpha)*F*gain + alpha*S_new.
+// result is (1-alpha)*F*gain + alpha*S_new. Pixels just outside the matte (alpha 0,
+// a.near) are only cleaned of sky spill: a JPEG's chroma and a lens's flare bleed the
+// old sky a pixel or two into the ground, which would stay as a rim over the new sky.
 type compositor struct {
 	a              *analysis
 	newSky, oldSky *imaging.Image
@@ -26,6 +28,8 @@ type compositor struct {
 	nfx, nfy           []float32
 	ox0, ox1, oy0, oy1 []int32 // and into oldSky
 	ofx, ofy           []float32
+	gx, gy             []int32 // nearest guide pixel, for a.near
+	nearRow            []bool  // guide rows with any a.near pixel
 }
 
 func (k *compositor) prepare(w, h int) {
@@ -33,6 +37,20 @@ func (k *compositor) prepare(w, h int) {
 	k.ny0, k.ny1, k.nfy = bilinearTaps(h, k.newSky.H())
 	k.ox0, k.ox1, k.ofx = bilinearTaps(w, k.oldSky.W())
 	k.oy0, k.oy1, k.ofy = bilinearTaps(h, k.oldSky.H())
+	if k.a.near != nil {
+		gw, gh := k.a.guide.W(), k.a.guide.H()
+		k.gx, k.gy = make([]int32, w), make([]int32, h)
+		for x := range k.gx {
+			k.gx[x] = int32(min(x*gw/w, gw-1))
+		}
+		for y := range k.gy {
+			k.gy[y] = int32(min(y*gh/h, gh-1))
+		}
+		k.nearRow = make([]bool, gh)
+		for p, v := range k.a.near {
+			k.nearRow[p/gw] = k.nearRow[p/gw] || v
+		}
+	}
 }
 
 // maxSample bounds input samples under the sky (HDR data may exceed 1, not infinity).
@@ -60,7 +78,15 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 	w := len(s.alpha)
 	live := k.a.matte.alphaRow(y, src, c, s.alpha)
 	g0, g1, g2 := k.gain[0], k.gain[1], k.gain[2]
-	if !live {
+	var near []bool
+	if k.fg != nil {
+		gw := k.a.guide.W()
+		gy := int(k.gy[y])
+		if k.nearRow[gy] {
+			near = k.a.near[gy*gw : gy*gw+gw]
+		}
+	}
+	if !live && near == nil {
 		for x := 0; x < w; x++ {
 			i := x * c
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
@@ -86,6 +112,12 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 			dst[i+3] = src[i+3]
 		}
 		if al == 0 {
+			if near != nil && near[k.gx[x]] {
+				bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
+				bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
+				k.decontaminate(src[i:i+3], dst[i:i+3], 0, &sOld, &fLoc, &sNew)
+				continue
+			}
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
 			continue
 		}

@@ -30,10 +30,11 @@
 // Replacement draws the chosen style (clear, low_cloud, neutral, high_cloud) at up to
 // 1600 pixels: a vertical gradient from real sky colours and, except for clear, a
 // seeded, domain-warped noise cloud field on a perspective cloud layer (high_cloud:
-// clumps of curled fibres over a faint veil). The sky is composited through the matte
-// in linear light: each mixed skyline pixel's foreground colour is estimated (least
-// squares against the local old sky, held towards the local ground colour as alpha
-// nears 1) and laid over the new sky, so the old sky leaves no halo, and the
+// clumps of short, fraying fibres over a mottled veil). The sky is composited through
+// the matte in linear light: each mixed skyline pixel's foreground colour is estimated
+// (least squares against the local old sky, held towards the local ground colour as
+// alpha nears 1) and laid over the new sky, and the pixels just outside the matte are
+// cleaned of sky spill the same way, so the old sky leaves no halo, and the
 // foreground's white balance moves a few percent towards the new sky's light. Output
 // is deterministic per input and style.
 package sky

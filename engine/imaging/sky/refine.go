@@ -38,6 +38,7 @@ const (
 	refineHi     = 0.98
 	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
 	enoughShare  = 0.05 // share of a window's pixels that are sure for its mean to stand alone
+	spillReach   = 2    // guide pixels beyond the matte whose colour is cleaned of sky spill
 )
 
 // bandReach is the half-width of the wide band in guide pixels.
@@ -289,6 +290,11 @@ func (a *analysis) refine(ctx context.Context) error {
 		return err
 	}
 	a.mask = out
+	soft := make([]bool, n)
+	for p, v := range out {
+		soft[p] = v > 0.02
+	}
+	a.near = dilate(soft, w, h, spillReach)
 	return nil
 }
 

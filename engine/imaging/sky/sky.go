@@ -42,6 +42,9 @@ type analysis struct {
 	// The local sky and ground colours of the refinement at the guide resolution
 	// (nil when legacy): the compositor's old sky and foreground prior.
 	skyLocal, fgLocal *imaging.Image
+	// Guide pixels next to the refined matte's edge whose colour the compositor
+	// cleans of sky spill even where alpha is 0 (nil when legacy).
+	near []bool
 }
 
 func validate(img *imaging.Image) error {

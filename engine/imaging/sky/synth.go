@@ -131,10 +131,11 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		wv := fbm(u*0.6-2.3, v*0.6+8.2, 3, 0.5, s+2)
 		pu, pv := u+0.5*wu, v+0.5*wv
 		// Billowed detail (|noise|) on top of the body gives cauliflower edges.
-		d := fbm(pu, pv, 4, 0.5, s) + 0.25*(ridged(pu*4, pv*4, 3, 0.5, s+3)-0.6)
+		// A light touch: strong fine detail frays the edges into spikes.
+		d := fbm(pu, pv, 5, 0.5, s) + 0.12*(ridged(pu*3, pv*3, 3, 0.5, s+3)-0.6)
 		// Fair-weather cumulus gather low in the sky; the top stays mostly clear.
 		cover := -0.1 + 0.6*tn
-		alpha = smoothstep(cover, cover+0.14, d)
+		alpha = smoothstep(cover, cover+0.2, d)
 		if alpha <= 0 {
 			return 0, 0
 		}
@@ -149,16 +150,22 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		// medium-scale warp, so they curl and fan out instead of running parallel.
 		const ca, sa = 0.9396926, 0.3420201 // 20 degrees
 		ru, rv := ca*u-sa*v, sa*u+ca*v
-		wu := fbm(u*0.7+9.1, v*0.7-4.4, 3, 0.5, s+1)
-		wv := fbm(u*0.7-3.7, v*0.7+2.9, 3, 0.5, s+4)
-		pu, pv := ru+0.9*wu, rv+0.35*wv
-		fibres := pow32(ridged(pu*1.4, pv*5.5, 4, 0.55, s), 2.5)
+		wu := fbm(u*0.7+9.1, v*0.7-4.4, 4, 0.5, s+1)
+		wv := fbm(u*0.7-3.7, v*0.7+2.9, 4, 0.5, s+4)
+		pu, pv := ru+1.1*wu, rv+0.6*wv
+		// Fibres short enough to fray and end inside a clump: long unbroken ridges read
+		// as streaks, not as cloud.
+		fibres := pow32(ridged(pu*2.6, pv*6.5, 4, 0.55, s), 2.2)
+		breakup := smoothstep(-0.35, 0.45, fbm(pu*1.9+7.7, pv*2.3-1.9, 4, 0.55, s+6))
 		// Clumps: a low-frequency density, sharpened so the sky between stays clear.
-		clump := smoothstep(0.05, 0.75, fbm(pu*0.35+2.2, pv*0.9+6.6, 4, 0.5, s+2))
+		clump := smoothstep(0.0, 0.7, fbm(pu*0.45+2.2, pv*0.9+6.6, 4, 0.5, s+2))
 		// The fibres brighten and fray inside a clump: fine detail varies their strength.
-		detail := 0.55 + 0.45*fbm(pu*3.1+1.1, pv*7.3-2.2, 3, 0.5, s+3)
-		veil := 0.3 * clump * smoothstep(-0.3, 0.6, fbm(pu*0.8+5.5, pv*1.6+0.4, 3, 0.5, s+5))
-		alpha = clamp01f(clump*fibres*detail*1.3+veil) * (0.5 + 0.5*tn)
+		detail := 0.5 + 0.5*fbm(pu*3.1+1.1, pv*7.3-2.2, 3, 0.5, s+3)
+		// A soft, mottled body under the fibres: cirrus are thin ice haze with texture,
+		// not lines painted on the blue.
+		body := smoothstep(-0.2, 0.8, fbm(pu*1.3+5.5, pv*2.2+0.4, 5, 0.55, s+5))
+		veil := 0.45 * clump * body
+		alpha = clamp01f(clump*fibres*breakup*detail*1.1+veil) * (0.5 + 0.5*tn)
 		return alpha, 0.75 + 0.25*clump
 	case overcast:
 		wu := fbm(u*0.4+1.3, v*0.4+5.1, 3, 0.5, s+1)
