@@ -43,6 +43,9 @@ type folder struct {
 	// scanMu is held by a scan and by a worker taking a scene apart, so that a scan
 	// never writes back entries of a scene dissolved meanwhile.
 	scanMu sync.Mutex
+	// dropMu is held while a drop's scenes are gathered and submitted as one batch,
+	// so two of its scenes never submit it at once (see drop.go).
+	dropMu sync.Mutex
 
 	// Only the scan loop touches these.
 	tracked    map[string]*tracked  // files not settled or not yet whole

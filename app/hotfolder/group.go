@@ -87,6 +87,7 @@ func (f *folder) group(domain string, rels []string, holes map[string]*journal.H
 		return journal.FileRef{Rel: rel, Size: e.Size, MtimeNs: e.MtimeNs, FileID: e.FileID, SHA256: e.SHA256}
 	}
 	var out []*journal.Scene
+	drop := uuid.NewString() // the scenes of this drop, submitted as one batch
 	placedTwin := map[string]bool{}
 	for _, sg := range groups {
 		g := sg.files
@@ -96,6 +97,7 @@ func (f *folder) group(domain string, rels []string, holes map[string]*journal.H
 		s := &journal.Scene{
 			ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
 			Naming: f.cfg.Naming, Formed: now, Stage: journal.StageGrouped, Label: stemOf(g[0]), Warning: sg.warning,
+			Drop: drop,
 		}
 		if f.cfg.Grouping == GroupSubfolder && domain != "" {
 			s.Label = domain
@@ -126,7 +128,7 @@ func (f *folder) group(domain string, rels []string, holes map[string]*journal.H
 			out = append(out, &journal.Scene{
 				ID: uuid.NewString(), Owner: f.svc.owner, Options: f.cfg.Options, Format: f.cfg.format,
 				Naming: f.cfg.Naming, Formed: now, Stage: journal.StageGrouped, Label: stemOf(twin),
-				Files: []journal.FileRef{ref(twin)},
+				Files: []journal.FileRef{ref(twin)}, Drop: drop,
 			})
 		}
 	}

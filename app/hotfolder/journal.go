@@ -23,6 +23,9 @@ type folderJournal interface {
 	// RecordProgress records a scene's new stage (uploaded, submitted, finished)
 	// or the name chosen for its output.
 	RecordProgress(s *journal.Scene) error
+	// RecordScenes records the progress of several scenes at once (a drop's scenes
+	// submitted as one batch).
+	RecordScenes(scenes []*journal.Scene) error
 	// FinishScene records a scene as delivered, counts it and forgets the files
 	// that left the input folder.
 	FinishScene(s *journal.Scene, forget []string) (journal.Counters, error)

@@ -85,9 +85,14 @@ func (f *folder) save(s *journal.Scene) error {
 }
 
 // fail settles s as failed with a reason, to be delivered to the errors folder.
+// Scenes of its drop waiting for it to be submitted go on without it.
 func (f *folder) fail(s *journal.Scene, code, reason string) error {
 	s.Stage, s.Outcome, s.ErrorCode, s.Error, s.Finished = journal.StageFinished, journal.OutcomeFailed, code, reason, time.Now()
-	return f.save(s)
+	if err := f.save(s); err != nil {
+		return err
+	}
+	f.wakeDrop(s)
+	return nil
 }
 
 // errDissolved says a scene was taken apart because its files changed.
@@ -177,6 +182,7 @@ func (f *folder) dissolve(s *journal.Scene, why string) error {
 	}
 	f.mu.Unlock()
 	f.log.Info("scene taken apart; its files are read again once they settle", "scene", s.Label, "reason", why)
+	f.wakeDrop(s)
 	select {
 	case f.kick <- struct{}{}:
 	default:
@@ -215,6 +221,14 @@ func (f *folder) submit(ctx context.Context, it item, s *journal.Scene) error {
 	if len(failed) > 0 {
 		return f.fail(s, code, strings.Join(failed, "; "))
 	}
+	if s.Drop != "" && batchable(s.Options) {
+		return f.submitDrop(ctx, it, s)
+	}
+	return f.submitOne(ctx, s)
+}
+
+// submitOne submits the scene as an order of its own.
+func (f *folder) submitOne(ctx context.Context, s *journal.Scene) error {
 	o, err := f.svc.deps.Engine.Submit(ctx, s.Owner, s.Assets, s.Options, idempotencyKey(f.cfg.Name, s))
 	if err != nil {
 		if k := core.KindOf(err); k != core.KindInternal {

@@ -8,8 +8,11 @@
 // has its end marker. Notifications (fsnotify) and a periodic rescan both trigger
 // scans; scenes are formed only once the folder has been quiet for a while, so a
 // burst of files becomes scenes, not one order per file. Each scene becomes one
-// order, submitted as soon as its inputs are ingested, so the first results arrive
-// while a large drop is still being read and one bad file fails only its scene.
+// order; the scenes formed together from one drop (a subfolder, or the loose
+// files, in one scan) are submitted together as one batch once all of their inputs
+// are ingested, so the engine brings the rooms of the shoot to one white balance
+// and exposure (shoot consistency; a drop of one scene is a single order). One bad
+// file still fails only its scene, which the batch goes without (see drop.go).
 //
 // The input folder may be a symbolic link; it is resolved again at every scan (see
 // ResolveInput). Links inside it are never followed nor taken, and a file is read,
@@ -69,6 +72,7 @@ import (
 	journal "github.com/porchlight/porchlight/app/hotfolder/store"
 	"github.com/porchlight/porchlight/assets"
 	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/events"
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/store"
@@ -80,6 +84,8 @@ const OwnerKeyName = keys.OwnerHotfolders
 // Engine is what the hot folders need of the order engine (*engine.Engine).
 type Engine interface {
 	Submit(ctx context.Context, owner string, inputs []string, opts core.Options, idempotencyKey string) (core.OrderSummary, error)
+	// SubmitBatch submits the scenes of one drop together (shoot consistency).
+	SubmitBatch(ctx context.Context, owner string, b engine.BatchRequest, idempotencyKey string) (core.BatchAggregate, error)
 	Order(ctx context.Context, owner, id string) (core.OrderSummary, error)
 	Events() *events.Bus
 }

@@ -213,6 +213,19 @@ func (f *Folder) RecordProgress(s *Scene) error {
 	return f.update(func(b *bolt.Bucket) error { return putJSON(b, sceneKey(f.name, s.ID), s) })
 }
 
+// RecordScenes records several scenes as they stand now in one transaction: the
+// scenes of one drop submitted as one batch are all submitted or none is.
+func (f *Folder) RecordScenes(scenes []*Scene) error {
+	return f.update(func(b *bolt.Bucket) error {
+		for _, s := range scenes {
+			if err := putJSON(b, sceneKey(f.name, s.ID), s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // FormScenes records new scenes and their files' membership in one transaction
 // and numbers the scenes (setting each one's Index and its files' Scene); with
 // them it records new holes and forgets the holes used up. files must hold every

@@ -79,6 +79,10 @@ type Scene struct {
 	Format  string       `json:"format"`
 	Naming  string       `json:"naming"`
 	Formed  time.Time    `json:"formed"`
+	// Drop is shared by the scenes formed together from one drop (one subfolder, or
+	// the loose files, in one scan): they are submitted as one batch, so the rooms
+	// of one shoot are matched. Empty for a scene on its own.
+	Drop string `json:"drop,omitempty"`
 
 	Stage   string   `json:"stage"`
 	Outcome string   `json:"outcome,omitempty"`
