@@ -125,21 +125,21 @@ func vibranceWeight(r, g, b float32, boost bool) float32 {
 	}
 	if r > g && g > b {
 		// Orange: maybe skin. Its place between red and yellow, h = (g-b)/(r-b),
-		// sits around 0.15-0.45 for every skin tone, at moderate saturation.
-		h := (g - b) / (r - b)
-		return q * (1 - vibranceSkinGuard*skinLikelihood(h, q))
+		// sits around 0.15-0.45 for every skin tone, at moderate saturation; the
+		// hue test runs on the differences first, so other oranges skip a division.
+		d := r - b
+		a := abs32((g - b) - 0.3*d)
+		if a < 0.25*d {
+			return q * (1 - vibranceSkinGuard*skinLikelihood(1-4*a/d, q))
+		}
 	}
 	return q
 }
 
-// skinLikelihood is 1 for the orange hues and moderate saturations of skin (h as
-// above, q = min/max of linear channels, about 0.04-0.7 for skin), falling to 0 away
-// from them.
-func skinLikelihood(h, q float32) float32 {
-	ht := 1 - abs32(h-0.3)*4
-	if ht <= 0 {
-		return 0
-	}
+// skinLikelihood is 1 for the orange hues and moderate saturations of skin, falling
+// to 0 away from them: ht is 1 at the middle of skin's hue range and 0 at its ends,
+// q = min/max of the linear channels, about 0.04-0.7 for skin.
+func skinLikelihood(ht, q float32) float32 {
 	return ht * (1 - smoothstep32(0.64, 0.81, q)) * smoothstep32(0.01, 0.0625, q)
 }
 
