@@ -25,7 +25,8 @@ func eraseStep(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	out, err := inpaint.Erase(ctx, j.Image, mask, inpaint.Options{Seed: eraserSeed, Progress: j.Progress})
+	// The working image is the job's alone: filling it in place saves a full-size copy.
+	out, err := inpaint.Erase(ctx, j.Image, mask, inpaint.Options{Seed: eraserSeed, Progress: j.Progress, InPlace: true})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()

@@ -7,68 +7,82 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 )
 
-// adaptColour removes the low-frequency mismatch between the fill and the photo around
-// it, as seamless cloning does (Pérez et al., 2003): along the known pixels bordering
-// the hole it compares the photo with what the fill's own patches say should be there
-// and adds the harmonic interpolation of that difference (Laplace's equation, the
-// border differences as boundary values) to the hole. The fill keeps its gradients
-// and takes the surrounding shading and colour, and meets the photo without a step.
-// Once ctx is done it stops within a few rows and returns ctx.Err(); the level is
-// then unusable.
-func (l *level) adaptColour(ctx context.Context) error {
-	w, nc := l.w, l.nc
-	// Work inside the hole's bounding box grown by the border ring.
-	box := image.Rectangle{}
-	for y, hs := range l.holeSpans {
-		if hs[0] < hs[1] {
-			box = box.Union(image.Rect(int(hs[0]), y, int(hs[1]), y+1))
-		}
-	}
-	box = box.Inset(-1).Intersect(image.Rect(0, 0, l.w, l.h))
-	bw, bh := box.Dx(), box.Dy()
-	if bw <= 0 || bh <= 0 {
+// blend fits the fill to the photo around it in two steps, adaptColour and then
+// refineDetail. Both need a harmonic interpolation from the hole's border across the
+// hole, of the offsets between the photo and the fill's prediction there and of the
+// photo itself, so one membrane solves the two at once (2·nc channels) over the
+// hole's box and its border. Once ctx is done it stops within a few rows and returns
+// ctx.Err(); the level is then unusable.
+func (l *level) blend(ctx context.Context) error {
+	box := l.holeBox(1)
+	if box.Empty() {
 		return nil
 	}
-	// Offsets on the border ring: photo minus the fill's prediction there.
-	hole := make([]bool, bw*bh)
-	ring := make([]bool, bw*bh)
-	off := make([]float32, bw*bh*nc)
+	bw, bh, nc, w := box.Dx(), box.Dy(), l.nc, l.w
+	unk := make([]bool, bw*bh)
+	fix := make([]bool, bw*bh)
+	val := make([]float32, bw*bh*2*nc)
 	if err := imaging.BandsCtx(ctx, bh, func(_, y0, y1 int) {
 		var acc [4]float32
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
 				x, y := bx+box.Min.X, by+box.Min.Y
 				q, b := y*w+x, by*bw+bx
-				hole[b] = l.hole[q]
-				if l.hole[q] || !l.touchesHole(x, y) || !l.predict(x, y, acc[:nc]) {
+				if l.hole[q] {
+					unk[b] = true
 					continue
 				}
-				ring[b] = true
+				if !l.touchesHole(x, y) {
+					continue
+				}
+				fix[b] = true
+				v := val[b*2*nc : (b+1)*2*nc]
+				// A border pixel always lies under the patch of the hole pixel it
+				// touches, so the prediction exists; without one the offset stays 0.
+				ok := l.predict(x, y, acc[:nc])
 				for c := 0; c < nc; c++ {
-					off[b*nc+c] = l.lin[q*nc+c] - acc[c]
+					if ok {
+						v[c] = l.lin[q*nc+c] - acc[c]
+					}
+					v[nc+c] = l.lin[q*nc+c]
 				}
 			}
 		}
 	}); err != nil {
 		return err
 	}
-	// The offsets are used as they are, pixel by pixel: smoothing them along the ring
-	// would leave a step of its own between the photo and the first filled pixel.
-	corr := membrane(ctx, hole, ring, off, bw, bh, nc)
+	sol := membrane(ctx, unk, fix, val, bw, bh, 2*nc)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return imaging.BandsCtx(ctx, bh, func(_, y0, y1 int) {
+	if err := l.adaptColour(ctx, box, sol); err != nil {
+		return err
+	}
+	return l.refineDetail(ctx, box, sol)
+}
+
+// adaptColour removes the low-frequency mismatch between the fill and the photo around
+// it, as seamless cloning does (Pérez et al., 2003): along the known pixels bordering
+// the hole it compares the photo with what the fill's own patches say should be there
+// and adds the harmonic interpolation of that difference (Laplace's equation, the
+// border differences as boundary values; the first nc channels of sol, over box) to
+// the hole. The fill keeps its gradients and takes the surrounding shading and
+// colour, and meets the photo without a step. The offsets are used as they are, pixel
+// by pixel: smoothing them along the border would leave a step of its own between
+// the photo and the first filled pixel.
+func (l *level) adaptColour(ctx context.Context, box image.Rectangle, sol []float32) error {
+	bw, nc, w := box.Dx(), l.nc, l.w
+	return imaging.BandsCtx(ctx, box.Dy(), func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			for bx := 0; bx < bw; bx++ {
-				b := by*bw + bx
-				if !hole[b] {
+				q := (by+box.Min.Y)*w + bx + box.Min.X
+				if !l.hole[q] {
 					continue
 				}
-				q := (by+box.Min.Y)*w + bx + box.Min.X
+				corr := sol[(by*bw+bx)*2*nc:]
 				for c := 0; c < nc; c++ {
 					// Light is never negative, however the correction falls.
-					l.lin[q*nc+c] = max(0, l.lin[q*nc+c]+corr[b*nc+c])
+					l.lin[q*nc+c] = max(0, l.lin[q*nc+c]+corr[c])
 				}
 			}
 		}
@@ -122,7 +136,7 @@ func (l *level) predict(x, y int, out []float32) bool {
 }
 
 // membrane returns, for every unknown pixel, the harmonic interpolation of the values
-// val given at the fixed pixels (nc per pixel; other pixels are ignored, as if the
+// val given at the fixed pixels (nc per pixel, at most 8; other pixels are ignored, as if the
 // border there were insulated). It solves coarse to fine: the problem is halved until
 // small, solved there by many Gauss-Seidel sweeps, and each finer level starts from
 // the coarser solution and needs only a few sweeps. Once ctx is done it stops between
@@ -143,33 +157,35 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 		cw, ch := (w+1)/2, (h+1)/2
 		cu, cf := make([]bool, cw*ch), make([]bool, cw*ch)
 		cv := make([]float32, cw*ch*nc)
-		for y := 0; y < ch; y++ {
-			for x := 0; x < cw; x++ {
-				o := y*cw + x
-				nfix, unk := 0, false
-				var acc [4]float32
-				for sy := 2 * y; sy < min(2*y+2, h); sy++ {
-					for sx := 2 * x; sx < min(2*x+2, w); sx++ {
-						i := sy*w + sx
-						if fixed[i] {
-							nfix++
-							for c := 0; c < nc; c++ {
-								acc[c] += val[i*nc+c]
+		imaging.Bands(ch, func(_, cy0, cy1 int) {
+			for y := cy0; y < cy1; y++ {
+				for x := 0; x < cw; x++ {
+					o := y*cw + x
+					nfix, unk := 0, false
+					var acc [8]float32
+					for sy := 2 * y; sy < min(2*y+2, h); sy++ {
+						for sx := 2 * x; sx < min(2*x+2, w); sx++ {
+							i := sy*w + sx
+							if fixed[i] {
+								nfix++
+								for c := 0; c < nc; c++ {
+									acc[c] += val[i*nc+c]
+								}
 							}
+							unk = unk || unknown[i]
 						}
-						unk = unk || unknown[i]
 					}
-				}
-				if nfix > 0 {
-					cf[o] = true
-					for c := 0; c < nc; c++ {
-						cv[o*nc+c] = acc[c] / float32(nfix)
+					if nfix > 0 {
+						cf[o] = true
+						for c := 0; c < nc; c++ {
+							cv[o*nc+c] = acc[c] / float32(nfix)
+						}
+					} else {
+						cu[o] = unk
 					}
-				} else {
-					cu[o] = unk
 				}
 			}
-		}
+		})
 		coarse := membrane(ctx, cu, cf, cv, cw, ch, nc)
 		has := func(o int) bool { return cu[o] || cf[o] }
 		// Bilinear prolongation over the coarse cells that carry a value.
@@ -188,7 +204,7 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 					cx0 := min(max(int(u), 0), cw-1)
 					cx1 := min(cx0+1, cw-1)
 					fx := min(max(u-float32(cx0), 0), 1)
-					var acc [4]float32
+					var acc [8]float32
 					var ws float32
 					for _, c := range [4]struct {
 						o  int
@@ -225,42 +241,66 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 }
 
 // gaussSeidel relaxes the unknown pixels towards the mean of their known or unknown
-// 4-neighbours, red pixels then black ones so that bands never race.
+// 4-neighbours, red pixels then black ones so that bands never race. Each row is
+// visited only across its unknown pixels.
 func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, nc, sweeps int) {
+	spans := make([][2]int, h)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := unknown[y*w : (y+1)*w]
+			a, b := 0, 0
+			for x, u := range row {
+				if u {
+					if b == 0 {
+						a = x
+					}
+					b = x + 1
+				}
+			}
+			spans[y] = [2]int{a, b}
+		}
+	})
 	for s := 0; s < 2*sweeps; s++ {
 		if imaging.Canceled(ctx) {
 			return
 		}
 		parity := s % 2
 		imaging.Bands(h, func(_, y0, y1 int) {
-			var acc [4]float32
+			var acc [8]float32
 			for y := y0; y < y1; y++ {
-				for x := (y + parity) % 2; x < w; x += 2 {
+				a, b := spans[y][0], spans[y][1]
+				for x := a + (y+parity+a)%2; x < b; x += 2 {
 					i := y*w + x
 					if !unknown[i] {
 						continue
 					}
-					acc = [4]float32{}
+					acc = [8]float32{}
 					n := float32(0)
-					add := func(j int) {
-						if unknown[j] || fixed[j] {
-							for c := 0; c < nc; c++ {
-								acc[c] += v[j*nc+c]
-							}
-							n++
+					// Neighbours in a fixed order (left, right, up, down): the sums, and so
+					// the result, do not depend on the bands.
+					if j := i - 1; x > 0 && (unknown[j] || fixed[j]) {
+						for c := 0; c < nc; c++ {
+							acc[c] += v[j*nc+c]
 						}
+						n++
 					}
-					if x > 0 {
-						add(i - 1)
+					if j := i + 1; x < w-1 && (unknown[j] || fixed[j]) {
+						for c := 0; c < nc; c++ {
+							acc[c] += v[j*nc+c]
+						}
+						n++
 					}
-					if x < w-1 {
-						add(i + 1)
+					if j := i - w; y > 0 && (unknown[j] || fixed[j]) {
+						for c := 0; c < nc; c++ {
+							acc[c] += v[j*nc+c]
+						}
+						n++
 					}
-					if y > 0 {
-						add(i - w)
-					}
-					if y < h-1 {
-						add(i + w)
+					if j := i + w; y < h-1 && (unknown[j] || fixed[j]) {
+						for c := 0; c < nc; c++ {
+							acc[c] += v[j*nc+c]
+						}
+						n++
 					}
 					if n > 0 {
 						for c := 0; c < nc; c++ {

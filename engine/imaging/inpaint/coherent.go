@@ -16,8 +16,9 @@ import (
 // photo whole, with real texture, and switch between sources only where the field
 // itself switches; the seams that leaves are what adaptColour then smooths away.
 // Sources are entirely known, so the copy reads only photo pixels and can be done in
-// place. Once ctx is done it stops within a few rows and returns ctx.Err().
-func (l *level) copyCoherent(ctx context.Context) error {
+// place. Only the pixels no deeper than maxDepth (chamfer units) are copied. Once ctx
+// is done it stops within a few rows and returns ctx.Err().
+func (l *level) copyCoherent(ctx context.Context, maxDepth int32) error {
 	w, h, nc, pr := l.w, l.h, l.nc, l.pr
 	return imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		var cand [5]int
@@ -26,7 +27,7 @@ func (l *level) copyCoherent(ctx context.Context) error {
 			dy0, dy1 := max(-pr, y-h+1), min(pr, y)
 			for x := int(hs[0]); x < int(hs[1]); x++ {
 				q := y*w + x
-				if !l.hole[q] {
+				if !l.hole[q] || l.depth[q] > maxDepth {
 					continue
 				}
 				nCand := 0

@@ -40,29 +40,62 @@ func gaussKernel(sigma float64) []float32 {
 }
 
 // blurBox returns the Gaussian blur of l.lin over box (nc per pixel, box-local rows),
-// edges clamped to the box.
+// edges clamped to the box, at the hole's pixels only (elsewhere the values are
+// meaningless): the vertical pass runs over the hole, the horizontal one over the
+// columns that the hole's rows within the kernel's reach span.
 // It stops within a few rows once ctx is done; the caller must then drop the result.
 func (l *level) blurBox(ctx context.Context, box image.Rectangle, sigma float64) []float32 {
 	k := gaussKernel(sigma)
 	r := len(k) / 2
 	bw, bh, nc, w := box.Dx(), box.Dy(), l.nc, l.w
+	// Box-local hole span of each row, and the columns each row's horizontal pass must
+	// cover: the union of the spans of the rows within r.
+	span := func(by int) (int, int) {
+		hs := l.holeSpans[by+box.Min.Y]
+		return max(0, int(hs[0])-box.Min.X), min(bw, int(hs[1])-box.Min.X)
+	}
+	need := make([][2]int, bh)
+	for by := range need {
+		lo, hi := bw, 0
+		for yy := max(0, by-r); yy <= min(bh-1, by+r); yy++ {
+			if a, b := span(yy); a < b {
+				lo, hi = min(lo, a), max(hi, b)
+			}
+		}
+		need[by] = [2]int{lo, hi}
+	}
 	tmp := make([]float32, bw*bh*nc)
 	out := make([]float32, bw*bh*nc)
+	// Each output sums its taps in kernel order, whichever loop runs them, so the
+	// unclamped fast paths give the same values as the clamped ones.
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for by := y0; by < y1; by++ {
 			if imaging.Canceled(ctx) {
 				return
 			}
-			row := l.lin[((by+box.Min.Y)*w+box.Min.X)*nc:]
-			for bx := 0; bx < bw; bx++ {
-				for c := 0; c < nc; c++ {
-					var s float32
-					for i, kv := range k {
-						xx := min(bw-1, max(0, bx+i-r))
-						s += kv * row[xx*nc+c]
+			row := l.lin[((by+box.Min.Y)*w+box.Min.X)*nc : ((by+box.Min.Y)*w+box.Max.X)*nc]
+			trow := tmp[by*bw*nc : (by+1)*bw*nc]
+			for bx := need[by][0]; bx < need[by][1]; bx++ {
+				if bx < r || bx+r >= bw || nc != 3 {
+					for c := 0; c < nc; c++ {
+						var s float32
+						for i, kv := range k {
+							xx := min(bw-1, max(0, bx+i-r))
+							s += kv * row[xx*nc+c]
+						}
+						trow[bx*nc+c] = s
 					}
-					tmp[(by*bw+bx)*nc+c] = s
+					continue
 				}
+				src := row[(bx-r)*3 : (bx+r+1)*3]
+				var s0, s1, s2 float32
+				for i, kv := range k {
+					p := src[3*i : 3*i+3]
+					s0 += kv * p[0]
+					s1 += kv * p[1]
+					s2 += kv * p[2]
+				}
+				trow[3*bx], trow[3*bx+1], trow[3*bx+2] = s0, s1, s2
 			}
 		}
 	})
@@ -71,41 +104,24 @@ func (l *level) blurBox(ctx context.Context, box image.Rectangle, sigma float64)
 			if imaging.Canceled(ctx) {
 				return
 			}
-			for bx := 0; bx < bw; bx++ {
-				for c := 0; c < nc; c++ {
-					var s float32
-					for i, kv := range k {
-						yy := min(bh-1, max(0, by+i-r))
-						s += kv * tmp[(yy*bw+bx)*nc+c]
-					}
-					out[(by*bw+bx)*nc+c] = s
+			a, b := span(by)
+			if a >= b {
+				continue
+			}
+			// Row by row over the span (hole pixels and the few known ones between):
+			// tap i of every output comes from row by+i-r, clamped to the box.
+			orow := out[(by*bw+a)*nc : (by*bw+b)*nc]
+			for i, kv := range k {
+				yy := min(bh-1, max(0, by+i-r))
+				trow := tmp[(yy*bw+a)*nc : (yy*bw+b)*nc]
+				trow = trow[:len(orow)]
+				for j, v := range trow {
+					orow[j] += kv * v
 				}
 			}
 		}
 	})
 	return out
-}
-
-// membraneBox is the harmonic interpolation over box of the photo's pixels bordering
-// the hole (box-local, nc per pixel; meaningful on hole pixels).
-func (l *level) membraneBox(ctx context.Context, box image.Rectangle) []float32 {
-	bw, bh, nc, w := box.Dx(), box.Dy(), l.nc, l.w
-	unk := make([]bool, bw*bh)
-	fix := make([]bool, bw*bh)
-	val := make([]float32, bw*bh*nc)
-	for by := 0; by < bh; by++ {
-		for bx := 0; bx < bw; bx++ {
-			x, y := bx+box.Min.X, by+box.Min.Y
-			q, b := y*w+x, by*bw+bx
-			if l.hole[q] {
-				unk[b] = true
-			} else if l.touchesHole(x, y) {
-				fix[b] = true
-				copy(val[b*nc:b*nc+nc], l.lin[q*nc:q*nc+nc])
-			}
-		}
-	}
-	return membrane(ctx, unk, fix, val, bw, bh, nc)
 }
 
 // Detail: the fill is split into its low frequencies (a Gaussian blur of σ =
@@ -129,19 +145,17 @@ const (
 )
 
 // refineDetail applies the detail attenuation and the border continuation above to
-// the hole of the full-resolution level. Once ctx is done it stops within a few rows
-// and returns ctx.Err(); the level is then unusable.
-func (l *level) refineDetail(ctx context.Context) error {
+// the hole of the full-resolution level; channels nc..2·nc of sol hold the photo's
+// harmonic interpolation over mbox, the hole's box and its border. Once ctx is done
+// it stops within a few rows and returns ctx.Err(); the level is then unusable.
+func (l *level) refineDetail(ctx context.Context, mbox image.Rectangle, sol []float32) error {
 	box := l.holeBox(int(math.Ceil(3*detailSigma)) + 1)
-	if box.Empty() {
-		return nil
-	}
 	lf := l.blurBox(ctx, box, detailSigma)
-	mem := l.membraneBox(ctx, box)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	bw, nc, w := box.Dx(), l.nc, l.w
+	mw := mbox.Dx()
 	var mixTable [3*detailDepth + 1]float32
 	for i := range mixTable {
 		mixTable[i] = float32(borderMix * math.Exp(-(float64(i)/3-1)/borderReach))
@@ -161,10 +175,11 @@ func (l *level) refineDetail(ctx context.Context) error {
 					a = min(1, mixTable[d])
 				}
 				b := by*bw + bx
+				m := (by+box.Min.Y-mbox.Min.Y)*mw + bx + box.Min.X - mbox.Min.X
 				for c := 0; c < nc; c++ {
 					lo := lf[b*nc+c]
 					hi := l.lin[q*nc+c] - lo
-					lo += a * (mem[b*nc+c] - lo)
+					lo += a * (sol[(2*m+1)*nc+c] - lo)
 					// Light is never negative.
 					l.lin[q*nc+c] = max(0, lo+k*hi)
 				}

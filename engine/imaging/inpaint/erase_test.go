@@ -372,3 +372,39 @@ func TestEraseStopsOnCancel(t *testing.T) {
 		t.Fatalf("a cancelled context: %v", err)
 	}
 }
+
+// TestInPlace: filling in place gives the pixels a copy would, in the image itself,
+// and a failed or cancelled fill leaves the image as it was.
+func TestInPlace(t *testing.T) {
+	img := wallPhoto(t)
+	mask := holeShapes(img.W(), img.H(), 0.05, 2, 7)
+	in := blank(img, mask)
+	want, err := Erase(context.Background(), in, mask, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := slices.Clone(in.Pix)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	cancelAt := func(float64) {
+		if n++; n == 2 {
+			cancel()
+		}
+	}
+	if _, err := Erase(ctx, in, mask, Options{Seed: 1, InPlace: true, Progress: cancelAt}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if !slices.Equal(in.Pix, orig) {
+		t.Fatal("a cancelled fill changed the image")
+	}
+	got, err := Erase(context.Background(), in, mask, Options{Seed: 1, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != in {
+		t.Fatal("InPlace returned another image")
+	}
+	if !slices.Equal(got.Pix, want.Pix) {
+		t.Fatal("InPlace gave other pixels than a copy")
+	}
+}

@@ -17,6 +17,10 @@ type Options struct {
 	// Progress, when set, is called on Erase's goroutine with the share of the work
 	// done (0..1) as the region is built and as each pyramid level is filled.
 	Progress func(done float64)
+	// InPlace writes the fill into img and returns img, sparing a copy of the whole
+	// photo (a twelfth of a second per 12 MP, and its memory). img is changed only once
+	// the fill has succeeded; an error leaves it as it was.
+	InPlace bool
 }
 
 // progress reports done through o.Progress when it is set.
@@ -46,7 +50,8 @@ const patchR = 3
 // Erase returns a copy of img with the pixels that mask marks (values above 0.5)
 // replaced by texture synthesised from the rest of the photo. img is linear light
 // with 1, 3 or 4 channels; mask has one channel and the image's size or aspect ratio
-// (see the package comment for the rules). img and mask are not modified. Once ctx
+// (see the package comment for the rules). img and mask are not modified, unless
+// opt.InPlace asks for the fill to be written into img. Once ctx
 // is done Erase stops within a PatchMatch band or a few rows of the pass it is in
 // and returns ctx.Err().
 func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Options) (*imaging.Image, error) {
@@ -91,7 +96,10 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	if err := r.solve(ctx, opt.Seed, opt.progress); err != nil {
 		return nil, err
 	}
-	out := clone(img)
+	out := img
+	if !opt.InPlace {
+		out = clone(img)
+	}
 	r.composite(out)
 	return out, nil
 }

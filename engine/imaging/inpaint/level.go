@@ -44,6 +44,10 @@ type level struct {
 	holeSpans [][2]int32
 	nTgt      int
 
+	// refine limits the search, and the distances and weights it needs, to the targets
+	// no deeper than this (chamfer units); deeper ones keep the field they were given.
+	refine int32
+
 	sigma2         float32 // 75th percentile of the target distances, last measured
 	locW, locR2inv float32 // locality penalty, see penalty
 }
@@ -195,6 +199,7 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 		depth = chamfer(l.hole, w, h, true)
 	}
 	l.depth = depth
+	l.refine = farDist
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -202,8 +202,8 @@ func (l *level) setLocality(sigma2 float32) {
 	l.locW = locWeight * sigma2
 }
 
-// evalAll recomputes every target's distance for its current source, stopping
-// within a few rows once ctx is done.
+// evalAll recomputes the distance of every target within l.refine for its current
+// source, stopping within a few rows once ctx is done.
 func (l *level) evalAll(ctx context.Context) error {
 	w := l.w
 	return imaging.BandsCtx(ctx, l.h, func(_, y0, y1 int) {
@@ -212,7 +212,7 @@ func (l *level) evalAll(ctx context.Context) error {
 			for x := int(sp[0]); x < int(sp[1]); x++ {
 				t := y*w + x
 				s := l.nnf[t]
-				if s < 0 {
+				if s < 0 || l.depth[t] > l.refine {
 					continue
 				}
 				e := l.extentAt(x, y)
@@ -280,7 +280,7 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 		for x := xs; x != xe; x += dir {
 			t := y*w + x
 			best := l.nnf[t]
-			if best < 0 {
+			if best < 0 || l.depth[t] > l.refine {
 				continue
 			}
 			e := l.extentAt(x, y)

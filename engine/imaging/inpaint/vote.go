@@ -26,8 +26,8 @@ var confTable = func() (t [3*confDepth + 1]float32) {
 	return
 }()
 
-// weigh measures the typical distance σ² (75th percentile) and sets every target's
-// vote weight to exp(-d / 2σ²) (Wexler et al.) times its depth confidence: good
+// weigh measures the typical distance σ² (75th percentile) and sets the vote weight
+// of every target within l.refine to exp(-d / 2σ²) (Wexler et al.) times its depth confidence: good
 // matches dominate, poor ones still count a little so that no pixel is left without
 // votes.
 func (l *level) weigh(ctx context.Context) error {
@@ -41,7 +41,7 @@ func (l *level) weigh(ctx context.Context) error {
 		for y := y0; y < y1; y++ {
 			sp := l.spans[y]
 			for x := int(sp[0]); x < int(sp[1]); x++ {
-				if t := y*w + x; l.nnf[t] >= 0 {
+				if t := y*w + x; l.nnf[t] >= 0 && l.depth[t] <= l.refine {
 					match := max(1e-4, float32(math.Exp(float64(-l.dist[t]*inv))))
 					l.wt[t] = match * confTable[min(l.depth[t], 3*confDepth)]
 				}
@@ -50,8 +50,8 @@ func (l *level) weigh(ctx context.Context) error {
 	})
 }
 
-// percentile75 is the 75th percentile of the target distances, from a strided sample
-// on big holes.
+// percentile75 is the 75th percentile of the distances of the targets within
+// l.refine, from a strided sample on big holes.
 func (l *level) percentile75() float32 {
 	step := max(1, l.nTgt/65536)
 	sample := make([]float32, 0, l.nTgt/step+1)
@@ -59,7 +59,7 @@ func (l *level) percentile75() float32 {
 	for y := 0; y < l.h; y++ {
 		sp := l.spans[y]
 		for x := int(sp[0]); x < int(sp[1]); x++ {
-			if t := y*l.w + x; l.nnf[t] >= 0 {
+			if t := y*l.w + x; l.nnf[t] >= 0 && l.depth[t] <= l.refine {
 				if k%step == 0 {
 					sample = append(sample, l.dist[t])
 				}
@@ -74,13 +74,14 @@ func (l *level) percentile75() float32 {
 	return sample[len(sample)*3/4]
 }
 
-// vote replaces every hole pixel by the weighted mean of the source pixels the
-// patches covering it point to: colour, and texture too when the level has it. Each
+// vote replaces every hole pixel no deeper than maxDepth (chamfer units) by the
+// weighted mean of the source pixels the patches covering it point to: colour, and
+// texture too when the level has it. Each
 // pixel gathers its own votes, so bands write disjoint pixels. Once ctx is done it
 // stops within a few rows and returns ctx.Err().
-func (l *level) vote(ctx context.Context) error {
+func (l *level) vote(ctx context.Context, maxDepth int32) error {
 	if l.nc == 3 && !l.hasTex {
-		return l.voteRGB(ctx)
+		return l.voteRGB(ctx, maxDepth)
 	}
 	w, h, nc := l.w, l.h, l.nc
 	tex := l.hasTex
@@ -90,7 +91,7 @@ func (l *level) vote(ctx context.Context) error {
 			hs := l.holeSpans[y]
 			for x := int(hs[0]); x < int(hs[1]); x++ {
 				q := y*w + x
-				if !l.hole[q] {
+				if !l.hole[q] || l.depth[q] > maxDepth {
 					continue
 				}
 				acc = [6]float32{}
@@ -135,7 +136,7 @@ func (l *level) vote(ctx context.Context) error {
 
 // voteRGB is vote for the common case, RGB without texture (the full-resolution
 // level), written out for speed.
-func (l *level) voteRGB(ctx context.Context) error {
+func (l *level) voteRGB(ctx context.Context, maxDepth int32) error {
 	w, h := l.w, l.h
 	lin, nnf, wts := l.lin, l.nnf, l.wt
 	return imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
@@ -144,7 +145,7 @@ func (l *level) voteRGB(ctx context.Context) error {
 			dy0, dy1 := max(-l.pr, y-h+1), min(l.pr, y)
 			for x := int(hs[0]); x < int(hs[1]); x++ {
 				q := y*w + x
-				if !l.hole[q] {
+				if !l.hole[q] || l.depth[q] > maxDepth {
 					continue
 				}
 				var r, g, b, wsum float32
