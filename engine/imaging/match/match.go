@@ -12,7 +12,8 @@
 //     which the lightest tenth count, summarised by the median of log(R/G) and
 //     log(B/G). A scene with too few such pixels has no white-balance measure: it
 //     neither pulls the target nor is corrected for colour.
-//   - Exposure is the median L* of the unclipped pixels above near black.
+//   - Exposure is the median L* of all the pixels (luminance): the exposure curve
+//     is monotone, so it moves the median exactly where it is planned to.
 //   - The target is the median over the scenes of each measure, so one odd scene does
 //     not pull the others; every correction is clamped (MaxWhiteBalance,
 //     MaxExposure).
@@ -49,11 +50,6 @@ const (
 	minNeutral = 0.002
 	// clipLevel: a pixel with a channel at or above it carries no colour.
 	clipLevel = 0.98
-	// darkL: pixels below this L* are left out of the exposure measure.
-	darkL = 5.0
-	// shoulder is where Apply starts to roll a brightened colour off instead of
-	// clipping it.
-	shoulder = 0.8
 )
 
 // Stats measure one developed scene.
@@ -66,7 +62,7 @@ type Stats struct {
 	Neutral float64
 	// HasExposure: the scene has pixels to measure exposure on.
 	HasExposure bool
-	// MidL is the median L* of its unclipped pixels above near black.
+	// MidL is the median L* of its pixels.
 	MidL float64
 }
 
@@ -95,14 +91,13 @@ func Measure(ctx context.Context, img *imaging.Image) (Stats, error) {
 				p := row[x*img.C : x*img.C+3]
 				r, g, b := float64(p[0]), float64(p[1]), float64(p[2])
 				counts[wk]++
+				// Every pixel counts for exposure, clipped and black ones too: the
+				// median of all is where a monotone curve puts the median pixel.
+				ls[wk] = append(ls[wk], lOfY(min(max(0.2126*r+0.7152*g+0.0722*b, 0), 1)))
 				if max(r, g, b) >= clipLevel || min(r, g, b) <= 0 {
 					continue
 				}
 				l, a, bb := lab(r, g, b)
-				if l < darkL {
-					continue
-				}
-				ls[wk] = append(ls[wk], l)
 				if l > neutralL && math.Hypot(a, bb) < neutralChroma {
 					cs[wk] = append(cs[wk], cand{l, math.Log(r / g), math.Log(b / g)})
 				}
@@ -255,7 +250,8 @@ func (c Correction) Describe() string {
 
 // Apply corrects img (linear RGB, 3 or more channels) in place: the white-balance
 // gains, then the exposure curve on the luminance (see curveGain). A colour pushed
-// past white rolls off above a shoulder instead of clipping, keeping its hue.
+// past white is scaled back whole instead of clipped channel by channel, so it
+// keeps its hue.
 func Apply(ctx context.Context, img *imaging.Image, c Correction) error {
 	if img == nil || img.C < 3 || img.Pix == nil {
 		return fmt.Errorf("match: apply needs a float RGB image")
@@ -280,21 +276,15 @@ func Apply(ctx context.Context, img *imaging.Image, c Correction) error {
 				k := e / (1 + (e-1)*lum)
 				r, gg, b = r*k, gg*k, b*k
 				if roll && in <= 1 {
-					if m := max(r, gg, b); m > shoulder {
-						k := rollOff(m) / m
-						r, gg, b = r*k, gg*k, b*k
+					// A colour pushed past white is brought back whole, hue kept.
+					if m := max(r, gg, b); m > 1 {
+						r, gg, b = r/m, gg/m, b/m
 					}
 				}
 				p[0], p[1], p[2] = r, gg, b
 			}
 		}
 	})
-}
-
-// rollOff maps [shoulder, ∞) onto [shoulder, 1) with slope 1 at the shoulder.
-func rollOff(m float32) float32 {
-	const k = float32(1 - shoulder)
-	return shoulder + k*(1-float32(math.Exp(float64(-(m-shoulder)/k))))
 }
 
 func clamp(v, lim float64) (float64, bool) {
@@ -342,6 +332,9 @@ func lab(r, g, b float64) (l, a, bb float64) {
 	fx, fy, fz := labF(x/0.95047), labF(y), labF(z/1.08883)
 	return 116*fy - 16, 500 * (fx - fy), 200 * (fy - fz)
 }
+
+// lOfY is the lightness L* of relative luminance y.
+func lOfY(y float64) float64 { return 116*labF(y) - 16 }
 
 func labF(t float64) float64 {
 	if t > 216.0/24389 {
