@@ -228,6 +228,30 @@ func TestShootConsistencyBadSceneLeftOut(t *testing.T) {
 	}
 }
 
+// TestShootConsistencyCancelledSceneLeftOut: a scene cancelled before the look is
+// taken is left out of it and holds up nobody.
+func TestShootConsistencyCancelledSceneLeftOut(t *testing.T) {
+	e := newEnv(t, "", withWorkers(1))
+	scenes := e.uploadScenes(shootScenes[:3])
+	agg, err := e.eng.SubmitBatch(context.Background(), e.owner, engine.BatchRequest{Scenes: scenes}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Cancel(context.Background(), e.owner, agg.Orders[2].OrderUUID); err != nil {
+		t.Fatal(err)
+	}
+	e.serve()
+	fin := e.waitBatch(e.owner, agg.BatchID)
+	if fin.Completed != 2 || fin.Failed != 1 || fin.Orders[2].Status != core.OrderCancelled {
+		t.Fatalf("batch counters %+v", fin)
+	}
+	for _, s := range fin.Orders[:2] {
+		if !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasSuffix(n, "(2 scenes)") }) {
+			t.Errorf("scene %s not matched to the 2 scenes left: %q", s.OrderUUID, s.Notes)
+		}
+	}
+}
+
 // TestShootConsistencyOneWorker: a batch larger than the workers completes; no scene
 // waits for a sibling's run.
 func TestShootConsistencyOneWorker(t *testing.T) {
