@@ -1,8 +1,11 @@
 // Package pipeline runs one order's recipe: an ordered list of named steps over a
 // float32 linear-light image. The base steps (decode and normalise each input,
 // resolution cap, delivery encode) run on every order; feature steps (bracket
-// alignment and merge, magic eraser, perspective, tone, sky, generative edits,
-// privacy blur) are registered by the packages that implement them. An order that
+// alignment and merge, magic eraser, perspective, tone, shoot consistency, sky,
+// generative edits, privacy blur) are registered by the packages that implement
+// them. Shoot consistency runs only on the scenes of a batch (Request.Shoot) and
+// brings them to one white balance and exposure without any scene waiting for
+// another's run (see match.go). An order that
 // needs a step this build has not registered fails with a clear error naming the
 // feature (code feature_unavailable) instead of silently skipping it.
 //
