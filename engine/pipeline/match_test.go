@@ -59,7 +59,9 @@ func TestMatchLeavesOutBrokenAndSkippedScenes(t *testing.T) {
 	if !slices.Contains(res.Steps, StepMatch) || !slices.Contains(stages, "matching") {
 		t.Fatalf("steps %v, stages %v", res.Steps, stages)
 	}
-	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "shoot consistency: ") && strings.HasSuffix(n, "(2 scenes)") }) {
+	if !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "shoot consistency: ") && strings.HasSuffix(n, "(2 scenes)")
+	}) {
 		t.Fatalf("notes %q, want a correction toward the look of the 2 good scenes", res.Notes)
 	}
 	// The look is the batch's: the next scene uses it without reading the batch again.
