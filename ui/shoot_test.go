@@ -184,3 +184,102 @@ func TestShootRetry(t *testing.T) {
 		t.Fatalf("drafts %v", d)
 	}
 }
+
+// A shoot's record reads back as the same shoot: order, overrides, options and
+// versions; a scene that was being submitted is a draft again; the engine's answer
+// for an order that finished meanwhile settles its version once.
+func TestShootRecordRoundTrip(t *testing.T) {
+	sh := NewShoot()
+	q := 70
+	sh.SetOptions(core.Options{Quality: &q})
+	ids := sh.Add([]grouping.Scene{{Files: []string{"/elm/1.jpg"}}, {Files: []string{"/elm/2.jpg"}}, {Files: []string{"/elm/3.jpg"}}})
+	if sh.Name() != "elm" {
+		t.Errorf("a new shoot is named %q, want its folder", sh.Name())
+	}
+	sh.SetOverrides(ids[2], core.Options{Quality: &q})
+	sh.Move(ids[2], -2)
+	sh.SetFile("/elm/1.jpg", FileState{AssetID: "a1", Status: core.AssetReady})
+	sh.Prepare([]int{ids[0], ids[1]}, 1)
+	sh.SubmittedWith(ids[0], core.OrderSummary{OrderUUID: "o1", Status: core.OrderRunning}, core.Options{Quality: &q})
+
+	back := LoadShoot(sh.Record("owner"))
+	if back.ID() != sh.ID() || back.Name() != "elm" || *back.Options().Quality != 70 {
+		t.Fatalf("shoot %s %q", back.ID(), back.Name())
+	}
+	got := back.Scenes()
+	if len(got) != 3 || got[0].ID != ids[2] || got[1].ID != ids[0] || got[2].ID != ids[1] {
+		t.Fatalf("order %v", sceneNames(back))
+	}
+	if got[0].Phase != PhaseDraft || *got[0].Overrides.Quality != 70 {
+		t.Errorf("draft %+v", got[0])
+	}
+	if got[2].Phase != PhaseDraft {
+		t.Errorf("a scene being submitted came back as phase %d", got[2].Phase)
+	}
+	if got[1].Phase != PhaseSubmitted || got[1].OrderID != "o1" || len(got[1].Versions) != 1 || *got[1].Versions[0].Options.Quality != 70 {
+		t.Fatalf("submitted %+v", got[1])
+	}
+	if st := back.File("/elm/1.jpg"); st.AssetID != "a1" {
+		t.Errorf("imported photo %+v", st)
+	}
+	if _, found, settled := back.Attach(core.OrderSummary{OrderUUID: "o1", Status: core.OrderCompleted, OutputAssetID: "out"}); !found || !settled {
+		t.Fatal("the finished order did not settle its version")
+	}
+	if _, _, settled := back.Attach(core.OrderSummary{OrderUUID: "o1", Status: core.OrderCompleted, OutputAssetID: "out"}); settled {
+		t.Fatal("settled twice")
+	}
+	if next := back.Add([]grouping.Scene{{Files: []string{"/elm/4.jpg"}}}); len(next) != 1 || next[0] <= ids[2] {
+		t.Errorf("a new scene reused id %v", next)
+	}
+}
+
+// Processing a scene again keeps its results: a running order goes on as its
+// version, the new order is the newest version, and a deleted version leaves the
+// others.
+func TestShootReeditKeepsVersions(t *testing.T) {
+	sh := NewShoot()
+	id := sh.Add([]grouping.Scene{{Files: []string{"/a/1.jpg"}}})[0]
+	sh.Prepare([]int{id}, 1)
+	sh.Submitted(id, core.OrderSummary{OrderUUID: "v1", Status: core.OrderRunning})
+	if err := sh.Reedit(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Split(id, 0); err == nil {
+		t.Error("a processed scene was split")
+	}
+	s, _ := sh.Get(id)
+	if s.Phase != PhaseDraft || s.OrderID != "" || len(s.Versions) != 1 {
+		t.Fatalf("after re-edit %+v", s)
+	}
+	// The first order finishes while the scene is a draft again.
+	v, found, settled := sh.Update(core.OrderSummary{OrderUUID: "v1", Status: core.OrderCompleted, OutputAssetID: "r1"})
+	if !found || !settled || v.OrderID != "v1" || v.Summary.OutputAssetID != "r1" {
+		t.Fatalf("update of the earlier version: %v %v %+v", found, settled, v)
+	}
+	if err := sh.DeleteVersion(id, 0); err != nil {
+		t.Fatal(err)
+	}
+	sh.Submitted(id, core.OrderSummary{OrderUUID: "v1b", Status: core.OrderCompleted})
+	sh.Reedit(id)
+	sh.Prepare([]int{id}, 2)
+	sh.Submitted(id, core.OrderSummary{OrderUUID: "v2", Status: core.OrderRunning})
+	if err := sh.DeleteVersion(id, 1); err == nil {
+		t.Error("a running version was deleted")
+	}
+	sh.SetVersionSaved(id, "v1b", "/out/a.jpg", "")
+	s, _ = sh.Get(id)
+	if len(s.Versions) != 2 || s.OrderID != "v2" || s.Saved != "" || s.Versions[0].Saved != "/out/a.jpg" {
+		t.Fatalf("versions %+v", s.Versions)
+	}
+	if at := s.AtVersion(0); at.OrderID != "v1b" || at.Saved != "/out/a.jpg" || at.Phase != PhaseSubmitted {
+		t.Errorf("first version shows %+v", at)
+	}
+	sh.Update(core.OrderSummary{OrderUUID: "v2", Status: core.OrderFailed})
+	if err := sh.Retry(id); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = sh.Get(id)
+	if s.Phase != PhaseDraft || len(s.Versions) != 1 || s.Versions[0].OrderID != "v1b" {
+		t.Fatalf("retry kept %+v", s.Versions)
+	}
+}

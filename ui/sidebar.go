@@ -41,6 +41,10 @@ type shootEntry struct {
 // hotPrefix starts the ids of hot-folder shoots (never stored).
 const hotPrefix = "hot/"
 
+// maxHotOrders bounds the hot folders' orders listed (the newest): the folders keep
+// running for months.
+const maxHotOrders = 1000
+
 // sidebar is the shoots list and its actions (UI goroutine).
 type sidebar struct {
 	list    *widget.List
@@ -189,7 +193,7 @@ func (w *Window) hotEntries(ctx context.Context) []shootEntry {
 	if w.hotOwner == "" {
 		return nil
 	}
-	orders, err := w.deps.Engine.Orders(ctx, w.hotOwner, 0)
+	orders, err := w.deps.Engine.Orders(ctx, w.hotOwner, maxHotOrders)
 	if err != nil || len(orders) == 0 {
 		return nil
 	}
@@ -542,6 +546,17 @@ func (w *Window) saver(ctx context.Context) {
 // putShoot writes one snapshot and refreshes the sidebar when a shoot appears.
 func (w *Window) putShoot(rec core.Shoot) {
 	if id, _ := w.deleted.Load().(string); id == rec.ID {
+		return
+	}
+	// Snapshots can reach here out of order (a switch's and the saver's): an
+	// older one never replaces a newer.
+	w.savedMu.Lock()
+	stale := rec.UpdatedAt.Before(w.savedAt[rec.ID])
+	if !stale {
+		w.savedAt[rec.ID] = rec.UpdatedAt
+	}
+	w.savedMu.Unlock()
+	if stale {
 		return
 	}
 	ctx := w.ctx

@@ -78,7 +78,8 @@ type Window struct {
 	deleted      atomic.Value    // id of the shoot deleted last: never saved again
 
 	savedMu sync.Mutex
-	saved   map[string]bool // shoots written to the store
+	saved   map[string]bool      // shoots written to the store
+	savedAt map[string]time.Time // the newest snapshot written of each
 
 	deliverMu sync.Mutex
 	delivered map[string]bool // orders whose photo was written (or is being)
@@ -181,7 +182,7 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 		importSeen: map[string]bool{}, importWake: make(chan struct{}, 1),
 		runs: map[int]*run{}, cancelWanted: map[int]bool{},
 		shoots: deps.Shoots, shownVersion: map[int]int{}, saveQ: make(chan core.Shoot, 64),
-		saved: map[string]bool{}, delivered: map[string]bool{},
+		saved: map[string]bool{}, savedAt: map[string]time.Time{}, delivered: map[string]bool{},
 	}
 	if w.shoots == nil {
 		w.shoots = &memShoots{}
