@@ -29,7 +29,11 @@ import (
 
 // startSystem runs a real Porchlight on the data dir dir (which may hold one
 // stopped before); stop ends it, and the test's cleanup stops it too.
-func startSystem(t testing.TB, dir string) (*system, func()) {
+func startSystem(t testing.TB, dir string) (*system, func()) { return startSystemWith(t, dir, true) }
+
+// startSystemWith is startSystem; with run false the engine takes orders but
+// runs none (they stay pending), as if the program stopped at once.
+func startSystemWith(t testing.TB, dir string, run bool) (*system, func()) {
 	t.Helper()
 	db, err := store.Open(dir)
 	if err != nil {
@@ -46,7 +50,11 @@ func startSystem(t testing.TB, dir string) (*system, func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	for _, svc := range []interface{ Serve(context.Context) error }{s.assets, s.engine, s.keys} {
+	svcs := []interface{ Serve(context.Context) error }{s.assets, s.keys}
+	if run {
+		svcs = append(svcs, s.engine)
+	}
+	for _, svc := range svcs {
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()
@@ -209,6 +217,44 @@ func TestShootSurvivesRestart(t *testing.T) {
 
 // optionsKey prints options comparably (fmt sorts map keys).
 func optionsKey(o core.Options) string { return fmt.Sprint(optionsToMap(o)) }
+
+// A scene whose order had not run when the program stopped re-attaches to it after
+// the restart: the engine runs it then, and the window follows it to its saved
+// photo. Closing with it under way asked first.
+func TestPendingSceneFinishesAfterRestart(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	sys, stop := startSystemWith(t, dir, false)
+	h, closeW := windowOn(t, sys, cfgFile, out)
+	id := h.drop(houses(t)[4])[0]
+	h.shortcut(ctrlEnter)
+	h.waitFor("the order submitted", time.Minute, func() bool {
+		s, _ := h.w.shoot.Get(id)
+		return s.Phase == PhaseSubmitted
+	})
+	h.w.requestClose()
+	if h.w.win.Canvas().Overlays().Top() == nil {
+		t.Fatal("closing with a scene under way did not ask")
+	}
+	orderID := func() string { s, _ := h.w.shoot.Get(id); return s.OrderID }()
+	closeW()
+	stop()
+
+	sys2, _ := startSystem(t, dir)
+	out2 := t.TempDir()
+	h2, _ := windowOn(t, sys2, cfgFile, out2)
+	h2.waitFor("the order run after the restart and its photo saved", 2*time.Minute, func() bool {
+		s, _ := h2.w.shoot.Get(id)
+		return s.Summary.Status == core.OrderCompleted && s.Saved != ""
+	})
+	s, _ := h2.w.shoot.Get(id)
+	if s.OrderID != orderID || len(s.Versions) != 1 || filepath.Dir(s.Saved) != out2 {
+		t.Fatalf("re-attached to %s (want %s), %d versions, saved %s", s.OrderID, orderID, len(s.Versions), s.Saved)
+	}
+	if entries, _ := os.ReadDir(out2); len(entries) != 1 {
+		t.Errorf("%d files written, want the one photo once", len(entries))
+	}
+}
 
 // Processing a finished scene again with other options keeps both results as
 // versions, both saved and stored; the older is a click away and can be deleted.
