@@ -15,8 +15,9 @@
 //   - Exposure is the median L* of all the pixels (luminance): the exposure curve
 //     is monotone, so it moves the median exactly where it is planned to.
 //   - The target is the median over the scenes of each measure, so one odd scene does
-//     not pull the others; every correction is clamped (MaxWhiteBalance,
-//     MaxExposure).
+//     not pull the others; every correction is clamped (MaxWhiteBalance along the
+//     warm-cool axis, the tighter MaxTint across it, MaxExposure), and the white
+//     balance of a scene far from the look is tapered off (fullWB, zeroWB).
 //
 // Every statistic is computed on a fixed sampling grid in a fixed order, so the same
 // image always gives the same measure and every scene of a shoot sees one target.
@@ -33,10 +34,21 @@ import (
 
 // Tuning.
 const (
-	// MaxWhiteBalance is the most a correction moves log(R/G) or log(B/G): about
-	// 25%, enough for a room its own colour correction left warm under lamp light,
-	// and too little to paint a one-colour room grey.
+	// MaxWhiteBalance is the most a correction moves the balance along the warm-cool
+	// axis, (log(R/G) - log(B/G))/√2: about 25% between red and blue, enough for a
+	// room its own colour correction left warm under lamp light.
 	MaxWhiteBalance = 0.22
+	// MaxTint is the most it moves the balance across that axis, toward magenta or
+	// green, (log(R/G) + log(B/G))/√2. Lights differ between rooms mostly from warm
+	// to cool; a green or magenta reading is more likely a coloured surface taken
+	// for white (green tiles, a pink sunset sky).
+	MaxTint = 0.05
+	// fullWB and zeroWB taper the white balance of a scene far from the look: in
+	// full up to fullWB (the distance in log(R/G), log(B/G)), not at all from
+	// zeroWB. So far from the rest of the shoot, the scene's "white" is more likely
+	// its own colour (a twilight exterior among daylight rooms) than its light.
+	fullWB = 0.2
+	zeroWB = 0.4
 	// MaxExposure is the most a correction brightens or darkens the mid-tones, in
 	// stops; the curve (see Apply) keeps black and white where they are.
 	MaxExposure = 1.5
@@ -202,9 +214,16 @@ func (c Correction) Identity() bool {
 func Plan(s Stats, t Look) Correction {
 	c := Correction{Gain: [3]float64{1, 1, 1}, Curve: 1}
 	if s.HasNeutral && t.HasNeutral {
-		dr, cr := clamp(t.RG-s.RG, MaxWhiteBalance)
-		db, cb := clamp(t.BG-s.BG, MaxWhiteBalance)
-		c.Clamped = cr || cb
+		dr, db := t.RG-s.RG, t.BG-s.BG
+		if n := math.Hypot(dr, db); n > fullWB {
+			w := max(0, (zeroWB-n)/(zeroWB-fullWB))
+			dr, db = dr*w, db*w
+			c.Clamped = true
+		}
+		temp, ct := clamp((dr-db)/math.Sqrt2, MaxWhiteBalance)
+		tint, cn := clamp((dr+db)/math.Sqrt2, MaxTint)
+		c.Clamped = c.Clamped || ct || cn
+		dr, db = (temp+tint)/math.Sqrt2, (tint-temp)/math.Sqrt2
 		g := [3]float64{math.Exp(dr), 1, math.Exp(db)}
 		y := 0.2126*g[0] + 0.7152*g[1] + 0.0722*g[2]
 		for i := range g {

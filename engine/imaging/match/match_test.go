@@ -93,12 +93,21 @@ func TestTargetIgnoresAnOddSceneAndPlanClamps(t *testing.T) {
 	if l.Scenes != 5 || !l.HasNeutral || math.Abs(l.RG-0.015) > 1e-9 || math.Abs(l.BG+0.015) > 1e-9 || l.MidL != 56 {
 		t.Fatalf("look %+v", l)
 	}
-	c := Plan(scenes[3], l)
-	if !c.Clamped || c.EV != MaxExposure || c.Gain[0] >= c.Gain[1] || c.Gain[2] <= c.Gain[1] {
+	// So far from the rest, its "white" is its own colour: balance kept, exposure
+	// clamped.
+	if c := Plan(scenes[3], l); !c.Clamped || c.EV != MaxExposure || c.Gain != [3]float64{1, 1, 1} {
 		t.Fatalf("odd scene's plan %+v", c)
 	}
-	if r := math.Log(c.Gain[0] / c.Gain[1]); r < -MaxWhiteBalance-1e-9 {
-		t.Fatalf("red moved by %.3f, past the clamp", r)
+	// A warm room within reach is cooled in full; a green reading is moved toward
+	// magenta only as far as MaxTint.
+	warm := Stats{HasNeutral: true, RG: l.RG + 0.1, BG: l.BG - 0.1, HasExposure: true, MidL: 56}
+	if c := Plan(warm, l); c.Clamped || math.Abs(math.Log(c.Gain[0]/c.Gain[1])+0.1) > 1e-9 || math.Abs(math.Log(c.Gain[2]/c.Gain[1])-0.1) > 1e-9 {
+		t.Fatalf("warm room's plan %+v", c)
+	}
+	green := Stats{HasNeutral: true, RG: l.RG - 0.1, BG: l.BG - 0.1, HasExposure: true, MidL: 56}
+	c := Plan(green, l)
+	if m := (math.Log(c.Gain[0]/c.Gain[1]) + math.Log(c.Gain[2]/c.Gain[1])) / math.Sqrt2; !c.Clamped || math.Abs(m-MaxTint) > 1e-9 {
+		t.Fatalf("green room's plan %+v (tint %.3f)", c, m)
 	}
 	if c := Plan(scenes[4], l); c.Gain != [3]float64{1, 1, 1} {
 		t.Fatalf("a scene without neutral surfaces got a white balance: %+v", c)
