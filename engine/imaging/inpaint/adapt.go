@@ -136,11 +136,12 @@ func (l *level) predict(x, y int, out []float32) bool {
 }
 
 // membrane returns, for every unknown pixel, the harmonic interpolation of the values
-// val given at the fixed pixels (nc per pixel, at most 8; other pixels are ignored, as if the
-// border there were insulated). It solves coarse to fine: the problem is halved until
-// small, solved there by many Gauss-Seidel sweeps, and each finer level starts from
-// the coarser solution and needs only a few sweeps. Once ctx is done it stops between
-// sweeps; the caller must then drop the result.
+// val given at the fixed pixels (nc per pixel, at most 8; other pixels are ignored, as
+// if the border there were insulated). It solves coarse to fine: the problem is
+// halved until small, solved there by many Gauss-Seidel sweeps, and each finer level
+// starts from the coarser solution and needs only a few sweeps (three: six changed a
+// 12 MP fill by at most 3/255, 0.06/255 on average). Once ctx is done it stops
+// between sweeps; the caller must then drop the result.
 func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
 	out := make([]float32, w*h*nc)
 	copy(out, val)
@@ -150,7 +151,7 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 			n++
 		}
 	}
-	sweeps := 6
+	sweeps := 3
 	if n > 0 && (w > 16 || h > 16) && n > 256 {
 		// Coarse problem: a pixel is fixed when any child is (mean of those), unknown
 		// when any child is unknown and none is fixed.

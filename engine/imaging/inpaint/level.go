@@ -266,7 +266,13 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 	for _, n := range nTgt {
 		l.nTgt += n
 	}
-	l.srcs = l.srcs[:0]
+	nSrc := 0
+	for _, v := range l.valid {
+		if v {
+			nSrc++
+		}
+	}
+	l.srcs = make([]int32, 0, nSrc)
 	for i, v := range l.valid {
 		if v {
 			l.srcs = append(l.srcs, int32(i))
@@ -279,10 +285,11 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 	return l.features(ctx, false)
 }
 
-// features recomputes the distance features, of hole pixels only or of all pixels,
-// stopping within a few rows once ctx is done.
+// features recomputes the distance features, of hole pixels only (those within
+// l.reach) or of all pixels, stopping within a few rows once ctx is done.
 func (l *level) features(ctx context.Context, holeOnly bool) error {
 	w, nc, cc, nf := l.w, l.nc, l.cc, l.nf
+	reach := l.reach()
 	return imaging.BandsCtx(ctx, l.h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			x0, x1 := 0, w
@@ -291,7 +298,7 @@ func (l *level) features(ctx context.Context, holeOnly bool) error {
 			}
 			for x := x0; x < x1; x++ {
 				i := y*w + x
-				if holeOnly && !l.hole[i] {
+				if holeOnly && (!l.hole[i] || l.depth[i] > reach) {
 					continue
 				}
 				f := l.feat[i*nf : i*nf+nf]

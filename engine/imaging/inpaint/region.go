@@ -262,6 +262,7 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 			return err
 		}
 		l := r.levels[k]
+		sc := r.scheduleFor(k)
 		if k == top {
 			l.setLocality(onionSigma2)
 			from := l.onionFill(seed)
@@ -277,13 +278,12 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 			if err := l.complete(ctx, k); err != nil {
 				return err
 			}
+			if sc.band > 0 {
+				l.refine = int32(3 * sc.band)
+			}
 			if err := l.features(ctx, true); err != nil {
 				return err
 			}
-		}
-		sc := r.scheduleFor(k)
-		if sc.band > 0 {
-			l.refine = int32(3 * sc.band)
 		}
 		if err := l.evalAll(ctx); err != nil {
 			return err
@@ -321,16 +321,20 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 // by the most coherent patch at full resolution, where averaging would blur the
 // copied texture.
 func (l *level) complete(ctx context.Context, k int) error {
-	// A pixel changes only where a patch over it (or, for the coherent copy, over a
-	// neighbour) was searched: within reach of the refined targets.
-	reach := l.refine
-	if reach < farDist {
-		reach += 4 * int32(l.pr+1)
-	}
 	if k == 0 {
-		return l.copyCoherent(ctx, reach)
+		return l.copyCoherent(ctx, l.reach())
 	}
-	return l.vote(ctx, reach)
+	return l.vote(ctx, l.reach())
+}
+
+// reach is how deep (chamfer units) a refinement limited to l.refine changes the
+// hole: a pixel changes only where a patch over it (or, for the coherent copy, over
+// a neighbour) was searched, and the search reads the features that far.
+func (l *level) reach() int32 {
+	if l.refine >= farDist {
+		return farDist
+	}
+	return l.refine + 4*int32(l.pr+1)
 }
 
 // onionSigma2 stands in for the typical patch distance before any has been measured,
