@@ -80,8 +80,11 @@ func (l *level) percentile75() float32 {
 // pixel gathers its own votes, so bands write disjoint pixels. Once ctx is done it
 // stops within a few rows and returns ctx.Err().
 func (l *level) vote(ctx context.Context, maxDepth int32) error {
-	if l.nc == 3 && !l.hasTex {
+	switch {
+	case l.nc == 3 && !l.hasTex:
 		return l.voteRGB(ctx, maxDepth)
+	case l.nc == 3:
+		return l.voteRGBTex(ctx, maxDepth)
 	}
 	w, h, nc := l.w, l.h, l.nc
 	tex := l.hasTex
@@ -175,6 +178,52 @@ func (l *level) voteRGB(ctx context.Context, maxDepth int32) error {
 				}
 				inv := 1 / wsum
 				lin[3*q], lin[3*q+1], lin[3*q+2] = r*inv, g*inv, b*inv
+			}
+		}
+	})
+}
+
+// voteRGBTex is vote for RGB with texture (the coarse levels), written out for speed;
+// it sums in the same order as vote, so it gives the same values.
+func (l *level) voteRGBTex(ctx context.Context, maxDepth int32) error {
+	w, h := l.w, l.h
+	lin, tex, nnf, wts := l.lin, l.tex, l.nnf, l.wt
+	return imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			hs := l.holeSpans[y]
+			dy0, dy1 := max(-l.pr, y-h+1), min(l.pr, y)
+			for x := int(hs[0]); x < int(hs[1]); x++ {
+				q := y*w + x
+				if !l.hole[q] || l.depth[q] > maxDepth {
+					continue
+				}
+				var r, g, b, t0, t1, wsum float32
+				dx0, dx1 := max(-l.pr, x-w+1), min(l.pr, x)
+				for dy := dy0; dy <= dy1; dy++ {
+					base := (y-dy)*w + x
+					for dx := dx0; dx <= dx1; dx++ {
+						s := nnf[base-dx]
+						if s < 0 {
+							continue
+						}
+						wt := wts[base-dx]
+						src := int(s) + dy*w + dx
+						px := lin[3*src : 3*src+3]
+						r += wt * px[0]
+						g += wt * px[1]
+						b += wt * px[2]
+						tp := tex[2*src : 2*src+2]
+						t0 += wt * tp[0]
+						t1 += wt * tp[1]
+						wsum += wt
+					}
+				}
+				if !(wsum > 0) {
+					continue
+				}
+				inv := 1 / wsum
+				lin[3*q], lin[3*q+1], lin[3*q+2] = r*inv, g*inv, b*inv
+				tex[2*q], tex[2*q+1] = t0*inv, t1*inv
 			}
 		}
 	})
