@@ -105,7 +105,9 @@ func newBrushEditor(w *Window, id int) (*brushEditor, error) {
 			e.view.SetSize(d)
 		}
 	}
-	e.sizeTxt = widget.NewLabel("")
+	e.sizeTxt = widget.NewLabel(fmt.Sprintf("%d px", maxBrush))
+	sizeTxtBox := container.NewGridWrap(e.sizeTxt.MinSize(), e.sizeTxt) // room for any size, so it never truncates
+	e.sizeTxt.SetText("")
 	e.undo = widget.NewButtonWithIcon("", theme.ContentUndoIcon(), func() { e.view.Undo() })
 	e.redo = widget.NewButtonWithIcon("", theme.ContentRedoIcon(), func() { e.view.Redo() })
 	e.clear = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() { e.view.Clear() })
@@ -116,7 +118,7 @@ func newBrushEditor(w *Window, id int) (*brushEditor, error) {
 	for _, t := range e.tools {
 		t.Disable()
 	}
-	sizeBox := container.NewBorder(nil, nil, widget.NewLabel("Brush"), e.sizeTxt, e.size)
+	sizeBox := container.NewBorder(nil, nil, widget.NewLabel("Brush"), sizeTxtBox, e.size)
 	bar := container.NewBorder(nil, nil,
 		container.NewHBox(e.mode, widget.NewSeparator(), e.undo, e.redo, e.clear),
 		container.NewHBox(fit, actual, widget.NewSeparator(), e.fill), sizeBox)
