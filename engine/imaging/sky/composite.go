@@ -7,8 +7,13 @@ import (
 )
 
 // spillLine is how far from the ground-to-sky line (of the spill's length) a colour
-// may lie and still count as spill.
-const spillLine = 0.25
+// may lie and still count as spill; skySpread is how far (linear RGB) the old sky
+// behind a pixel may differ from the local estimate of it (a deeper blue pocket in a
+// canopy, the sky brightening towards the sun).
+const (
+	spillLine = 0.25
+	skySpread = 0.1
+)
 
 // compositor blends the new sky into the photo, one full-resolution row at a time.
 //
@@ -159,12 +164,14 @@ func clampSample(v float32) float32 {
 func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, sNew *[3]float32) {
 	inv := 1 - al
 	pw := fgPrior * al
-	var f, u [3]float32
+	var f, u, hi [3]float32
 	var uu, fu float32
 	for ch := 0; ch < 3; ch++ {
 		v := clampSample(src[ch])
+		// The line test below looks at the estimate before it is clamped: clamping
+		// one channel of a pixel that is all old sky would move it off the line.
 		f[ch] = (inv*(v-al*sOld[ch]) + pw*fLoc[ch]) / (inv*inv + pw)
-		f[ch] = max(0, min(f[ch], max(v, fLoc[ch], 1)))
+		hi[ch] = max(v, fLoc[ch], 1)
 		u[ch] = sOld[ch] - fLoc[ch]
 		uu += u[ch] * u[ch]
 		fu += (f[ch] - fLoc[ch]) * u[ch]
@@ -179,12 +186,16 @@ func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, s
 			e := f[ch] - fLoc[ch] - t*u[ch]
 			res += e * e
 		}
-		t *= float32(math.Exp(float64(-res / (spillLine*spillLine*t*t*uu + 1e-9))))
+		// An error e in the local old sky moves F by al/(1-al)*e: mostly-sky pixels
+		// are allowed that much further off the line (in each of three channels).
+		spread := al / max(inv, 0.05) * skySpread
+		t *= float32(math.Exp(float64(-res / (spillLine*spillLine*t*t*uu + 3*spread*spread + 1e-9))))
 		for ch := 0; ch < 3; ch++ {
-			f[ch] = max(0, f[ch]-t*u[ch])
+			f[ch] -= t * u[ch]
 		}
 	}
 	for ch := 0; ch < 3; ch++ {
+		f[ch] = max(0, min(f[ch], hi[ch]))
 		dst[ch] = inv*f[ch]*k.gain[ch] + al*sNew[ch]
 	}
 }

@@ -12,13 +12,14 @@ import (
 // boundary, a few pixels wide along roof lines and walls and wide where the ground
 // beside it is foliage: textured, with gradients every way (structure-tensor
 // coherence), darker than the sky, reached from the boundary through such pixels, with
-// the smooth sky pockets it encloses. In the foliage band every pixel is taken as a
-// mix I = alpha*S + (1-alpha)*F of the local sky colour S and the local ground colour
-// F (each averaged over the sure pixels nearby, in the narrowest window that holds
-// enough of them), and alpha is its projection on the segment from F to S. Where S
-// and F are too alike to tell apart or the pixel lies off the segment (a lit branch,
-// a white wall seen through the leaves) the coarse matte is kept, as it is along
-// man-made edges. A guided filter with a small window and low regularisation carries
+// the smooth sky pockets it encloses. In the whole unknown band every pixel is taken
+// as a mix I = alpha*S + (1-alpha)*F of the local sky colour S and the local ground
+// colour F (each averaged over the sure pixels nearby, in the narrowest window that
+// holds enough of them), and alpha is its projection on the segment from F to S: a
+// skyline pixel half covered by a roof gets alpha near 0.5 wherever the guided filter
+// put it. Where S and F are too alike to tell apart or the pixel lies off the segment
+// (a lit branch, a white wall seen through the leaves, a pale flashing) the coarse
+// matte is kept. A guided filter with a small window and low regularisation carries
 // the result to full resolution.
 //
 // The same local colours let the compositor estimate each edge pixel's foreground
@@ -39,6 +40,7 @@ const (
 	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
 	enoughShare  = 0.05 // share of a window's pixels that are sure for its mean to stand alone
 	spillReach   = 2    // guide pixels beyond the matte whose colour is cleaned of sky spill
+	groundSkyGap = 20   // ground pixels this close (CIELAB) to the local old sky are not sampled as ground
 )
 
 // bandReach is the half-width of the wide band in guide pixels.
@@ -156,9 +158,10 @@ func (a *analysis) refine(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Only the foliage band takes the colour model; along roof lines and walls the
-	// guided filter's edge stands. The colours are sampled outside the narrow band:
-	// inside a canopy the leaves themselves are the ground colour.
+	// The colours are sampled outside the narrow band: inside a canopy the leaves
+	// themselves are the ground colour. Sky seen through the leaves that the labelling
+	// left on the ground side is no ground sample: it would make the ground colour,
+	// and so every foreground estimate near it, cyan.
 	sample := make([]bool, n)
 	for p := range sample {
 		m := mask[p]
@@ -179,10 +182,13 @@ func (a *analysis) refine(ctx context.Context) error {
 					continue
 				}
 				o := 0
+				i := x * g.C
 				if !hard[p] {
 					o = 4
+					if nearW[p] && skyLike(row[i:i+3], a.oldSky, x, y, w, h) {
+						continue
+					}
 				}
-				i := x * g.C
 				planes[o][p], planes[o+1][p], planes[o+2][p], planes[o+3][p] = row[i], row[i+1], row[i+2], 1
 			}
 		}
@@ -256,7 +262,7 @@ func (a *analysis) refine(ctx context.Context) error {
 				sr[x*3], sr[x*3+1], sr[x*3+2] = s[0], s[1], s[2]
 				fr[x*3], fr[x*3+1], fr[x*3+2] = f[0], f[1], f[2]
 				m := mask[p]
-				if !busy[p] || !got[1][p] {
+				if !(busy[p] || nearB[p]) || !got[1][p] {
 					out[p] = m
 					continue
 				}
@@ -344,4 +350,15 @@ func fillHoles(m []bool, w, h, maxArea int, queue []int32) {
 			}
 		}
 	}
+}
+
+// skyLike reports whether the linear pixel px at guide position (x, y) of a w x h
+// guide is within groundSkyGap (CIELAB) of the local old sky: sky seen through a
+// canopy that the labelling left on the ground side.
+func skyLike(px []float32, oldSky *imaging.Image, x, y, w, h int) bool {
+	o := oldSky.Row(min(y*oldSky.H()/h, oldSky.H()-1))[min(x*oldSky.W()/w, oldSky.W()-1)*3:]
+	l, aa, b := labOf(max(px[0], 0), max(px[1], 0), max(px[2], 0))
+	sl, sa, sb := labOf(o[0], o[1], o[2])
+	dl, da, db := l-sl, aa-sa, b-sb
+	return dl*dl+da*da+db*db < groundSkyGap*groundSkyGap
 }
