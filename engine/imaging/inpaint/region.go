@@ -232,10 +232,11 @@ type schedule struct {
 // iterations, and the fine ones, which hold most of the pixels and only refine an
 // upsampled field, few: one iteration at the two finest (a second at the half-size
 // level smoothed the fill, lowering its gradient, and changed no other score), two
-// at the next. The full-resolution level searches only within refineBand pixels of
-// the photo, where the fill must line up with it; deeper, the upsampled field is
-// copied as it is (searching it too changed no score and cost a third of the time
-// on a 12 MP photo).
+// at the next. The two finest levels search only near the photo, where the fill must
+// line up with it: refineBand pixels at full resolution, four times as far (eight
+// full-resolution pixels a level pixel) at half size; deeper, the upsampled field is
+// kept as it is. Searching all of it changed no score beyond noise (hole SSIM 0.005
+// higher, histogram distance 0.008 worse) and cost half of the time on a 12 MP photo.
 func (r *region) scheduleFor(k int) schedule {
 	l := r.levels[k]
 	full := max(l.w, l.h)
@@ -245,7 +246,7 @@ func (r *region) scheduleFor(k int) schedule {
 	case k == 0:
 		return schedule{em: 1, passes: 2, radius: 4, band: refineBand}
 	case k == 1:
-		return schedule{em: 1, passes: 2, radius: full}
+		return schedule{em: 1, passes: 2, radius: full, band: 4 * refineBand}
 	case k == 2:
 		return schedule{em: 2, passes: 2, radius: full}
 	default:
