@@ -176,17 +176,46 @@ func (sh *Shoot) AddBatch(id string) {
 	}
 }
 
-// Replace makes sh hold what o holds (o is not used afterwards). The window keeps
-// one *Shoot that background work reads, and switches shoots through it.
-func (sh *Shoot) Replace(o *Shoot) {
+// Replace makes sh hold what o holds (o is not used afterwards) and returns a shoot
+// holding what sh held. The window keeps one *Shoot that background work reads, and
+// switches shoots through it.
+func (sh *Shoot) Replace(o *Shoot) *Shoot {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	old := &Shoot{
+		id: sh.id, name: sh.name, created: sh.created, readOnly: sh.readOnly, options: sh.options, batchIDs: sh.batchIDs,
+		scenes: sh.scenes, byID: sh.byID, byOrder: sh.byOrder, files: sh.files, nextID: sh.nextID, version: sh.version,
+	}
 	v := max(sh.version, o.version) + 1
 	sh.id, sh.name, sh.created, sh.readOnly, sh.options, sh.batchIDs = o.id, o.name, o.created, o.readOnly, o.options, o.batchIDs
 	sh.scenes, sh.byID, sh.byOrder, sh.files, sh.nextID = o.scenes, o.byID, o.byOrder, o.files, o.nextID
 	sh.version = v
+	return old
+}
+
+// Unsettled reports whether a version of the shoot is still being processed, or
+// finished with its photo not yet written.
+func (sh *Shoot) Unsettled() bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, s := range sh.scenes {
+		for _, v := range s.Versions {
+			if !v.Summary.Status.Terminal() || (v.Summary.Status == core.OrderCompleted && v.Saved == "" && v.Problem == "") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasOrder reports whether a version of the shoot is order id.
+func (sh *Shoot) HasOrder(id string) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	_, ok := sh.byOrder[id]
+	return ok
 }
 
 // Record returns the shoot as it is stored, owned by owner.

@@ -29,11 +29,15 @@ import (
 
 // startSystem runs a real Porchlight on the data dir dir (which may hold one
 // stopped before); stop ends it, and the test's cleanup stops it too.
-func startSystem(t testing.TB, dir string) (*system, func()) { return startSystemWith(t, dir, true) }
+func startSystem(t testing.TB, dir string) (*system, func()) {
+	s, stop, run := startSystemWith(t, dir)
+	run()
+	return s, stop
+}
 
-// startSystemWith is startSystem; with run false the engine takes orders but
-// runs none (they stay pending), as if the program stopped at once.
-func startSystemWith(t testing.TB, dir string, run bool) (*system, func()) {
+// startSystemWith is startSystem with an engine that takes orders but runs none
+// (they stay pending, as if the program stopped at once) until run is called.
+func startSystemWith(t testing.TB, dir string) (_ *system, stop, run func()) {
 	t.Helper()
 	db, err := store.Open(dir)
 	if err != nil {
@@ -50,19 +54,18 @@ func startSystemWith(t testing.TB, dir string, run bool) (*system, func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	svcs := []interface{ Serve(context.Context) error }{s.assets, s.keys}
-	if run {
-		svcs = append(svcs, s.engine)
-	}
-	for _, svc := range svcs {
+	serve := func(svc interface{ Serve(context.Context) error }) {
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()
 			svc.Serve(ctx)
 		}()
 	}
-	var once sync.Once
-	stop := func() {
+	serve(s.assets)
+	serve(s.keys)
+	var once, ran sync.Once
+	run = func() { ran.Do(func() { serve(s.engine) }) }
+	stop = func() {
 		once.Do(func() {
 			cancel()
 			s.done.Wait()
@@ -71,7 +74,7 @@ func startSystemWith(t testing.TB, dir string, run bool) (*system, func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return s, stop
+	return s, stop, run
 }
 
 // windowOn builds a window over sys with its shoots in sys's database, saving
@@ -224,7 +227,7 @@ func optionsKey(o core.Options) string { return fmt.Sprint(optionsToMap(o)) }
 func TestPendingSceneFinishesAfterRestart(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
-	sys, stop := startSystemWith(t, dir, false)
+	sys, stop, _ := startSystemWith(t, dir)
 	h, closeW := windowOn(t, sys, cfgFile, out)
 	id := h.drop(houses(t)[4])[0]
 	h.shortcut(ctrlEnter)
@@ -253,6 +256,58 @@ func TestPendingSceneFinishesAfterRestart(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out2); len(entries) != 1 {
 		t.Errorf("%d files written, want the one photo once", len(entries))
+	}
+}
+
+// A shoot switched away from while its scene is being processed goes on in the
+// background: its photo is written and its record and sidebar row say done, and
+// opening it again shows the result.
+func TestShootSwitchedAwayKeepsWorking(t *testing.T) {
+	sys, _, run := startSystemWith(t, t.TempDir())
+	h, _ := windowOn(t, sys, filepath.Join(t.TempDir(), "config.yaml"), t.TempDir())
+	photos := houses(t)
+	id := h.drop(photos[5])[0]
+	first := h.w.shoot.ID()
+	h.shortcut(ctrlEnter)
+	h.waitFor("the order submitted", time.Minute, func() bool {
+		s, _ := h.w.shoot.Get(id)
+		return s.Phase == PhaseSubmitted
+	})
+	h.w.newShoot()
+	h.drop(photos[6])
+	run()
+	shoots := store.NewShoots(sys.db)
+	var saved string
+	h.waitFor("the first shoot's photo written and stored", 2*time.Minute, func() bool {
+		rec, err := shoots.Get(context.Background(), first)
+		if err != nil || len(rec.Scenes) != 1 || len(rec.Scenes[0].Versions) != 1 {
+			return false
+		}
+		v := rec.Scenes[0].Versions[0]
+		saved = v.Saved
+		return v.Status == core.OrderCompleted && v.Saved != ""
+	})
+	if _, err := os.Stat(saved); err != nil {
+		t.Fatal(err)
+	}
+	if h.w.background(first) != nil {
+		t.Error("the shoot stays in the background with nothing under way")
+	}
+	h.waitFor("its sidebar row done", 10*time.Second, func() bool {
+		for _, e := range h.w.side.entries {
+			if e.ID == first {
+				return e.Done == 1
+			}
+		}
+		return false
+	})
+	if c := h.w.shoot.Counts(); c.Total != 1 || c.Draft != 1 {
+		t.Errorf("the open shoot changed: %+v", c)
+	}
+	h.w.openShoot(shootEntry{ID: first})
+	h.waitFor("the first shoot open", 10*time.Second, func() bool { return h.w.shoot.ID() == first })
+	if s, _ := h.w.shoot.Get(id); s.Saved != saved || s.Summary.Status != core.OrderCompleted {
+		t.Errorf("reopened: %s %q", s.Summary.Status, s.Saved)
 	}
 }
 

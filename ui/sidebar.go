@@ -110,13 +110,49 @@ func (w *Window) buildSidebar() fyne.CanvasObject {
 	return container.NewBorder(top, container.NewHBox(add), nil, nil, sb.list)
 }
 
-// liveEntry is e with the current shoot's counts as they are now.
+// liveEntry is e with the counts of the current shoot, or of one still working in
+// the background, as they are now.
 func (w *Window) liveEntry(e shootEntry) shootEntry {
-	if e.ID == w.shoot.ID() {
-		c := w.shoot.Counts()
-		e.Name, e.Scenes, e.Done = w.shoot.Name(), c.Total, c.Completed
+	sh := w.shoot
+	if e.ID != sh.ID() {
+		if sh = w.background(e.ID); sh == nil {
+			return e
+		}
 	}
+	c := sh.Counts()
+	e.Name, e.Scenes, e.Done = sh.Name(), c.Total, c.Completed
 	return e
+}
+
+// background returns the background shoot id, nil when there is none.
+func (w *Window) background(id string) *Shoot {
+	w.bgMu.Lock()
+	defer w.bgMu.Unlock()
+	return w.bg[id]
+}
+
+// backgroundShoots returns the shoots switched away from with work under way: the
+// tracker keeps following their orders and writing their photos.
+func (w *Window) backgroundShoots() []*Shoot {
+	w.bgMu.Lock()
+	defer w.bgMu.Unlock()
+	out := make([]*Shoot, 0, len(w.bg))
+	for _, sh := range w.bg {
+		out = append(out, sh)
+	}
+	return out
+}
+
+// backgroundChanged saves a background shoot that changed, and lets it go once
+// nothing of it is under way.
+func (w *Window) backgroundChanged(sh *Shoot) {
+	if !sh.Unsettled() {
+		w.bgMu.Lock()
+		delete(w.bg, sh.ID())
+		w.bgMu.Unlock()
+	}
+	w.queueSaveOf(sh)
+	w.markDirty()
 }
 
 // entryLine is a sidebar row's second line: scenes, done of total and date.
@@ -328,10 +364,16 @@ func (w *Window) openShoot(e shootEntry) {
 	w.busy.Add(1)
 	go func() {
 		defer w.busy.Done()
-		var sh *Shoot
-		if e.Hot {
+		w.bgMu.Lock()
+		sh := w.bg[e.ID] // still working: newer than its record
+		delete(w.bg, e.ID)
+		w.bgMu.Unlock()
+		fromBackground := sh != nil
+		switch {
+		case fromBackground:
+		case e.Hot:
 			sh = w.buildHotShoot(e)
-		} else {
+		default:
 			rec, err := w.shoots.Get(w.ctx, e.ID)
 			if err != nil {
 				w.do(func() { w.showError(fmt.Errorf("open %s: %w", e.Name, err)) })
@@ -341,6 +383,11 @@ func (w *Window) openShoot(e shootEntry) {
 		}
 		w.do(func() {
 			if !w.canLeave() {
+				if fromBackground {
+					w.bgMu.Lock()
+					w.bg[e.ID] = sh
+					w.bgMu.Unlock()
+				}
 				return
 			}
 			w.switchTo(sh, !e.Hot)
@@ -357,7 +404,11 @@ func (w *Window) switchTo(sh *Shoot, stored bool) {
 	w.importMu.Lock()
 	w.importQueue, w.importSeen = nil, map[string]bool{}
 	w.importMu.Unlock()
-	w.shoot.Replace(sh)
+	if old := w.shoot.Replace(sh); !old.ReadOnly() && old.Unsettled() {
+		w.bgMu.Lock()
+		w.bg[old.ID()] = old
+		w.bgMu.Unlock()
+	}
 	if !w.shoot.ReadOnly() {
 		w.defaults = w.shoot.Options()
 		w.shootForm.Set(core.Options{}, w.defaults, false)
@@ -486,11 +537,14 @@ func (w *Window) deleteShoot() {
 }
 
 // queueSave hands the current shoot, as it is now, to the saver.
-func (w *Window) queueSave() {
-	if w.shoot.ReadOnly() {
+func (w *Window) queueSave() { w.queueSaveOf(w.shoot) }
+
+// queueSaveOf hands shoot sh, as it is now, to the saver.
+func (w *Window) queueSaveOf(sh *Shoot) {
+	if sh.ReadOnly() {
 		return
 	}
-	rec := w.shoot.Record(w.owner)
+	rec := sh.Record(w.owner)
 	if id, _ := w.deleted.Load().(string); id == rec.ID {
 		return
 	}
@@ -571,7 +625,8 @@ func (w *Window) putShoot(rec core.Shoot) {
 	known := w.saved[rec.ID]
 	w.saved[rec.ID] = true
 	w.savedMu.Unlock()
-	if !known && w.ctx.Err() == nil {
+	// A new shoot, or one in the background, changes the rows the sidebar read.
+	if (!known || rec.ID != w.shoot.ID()) && w.ctx.Err() == nil {
 		w.reloadShoots()
 	}
 }
@@ -590,6 +645,9 @@ func (w *Window) flushSaves() {
 	}
 	if !w.shoot.ReadOnly() && (w.shoot.Len() > 0 || w.isSaved(w.shoot.ID())) {
 		w.putShoot(w.shoot.Record(w.owner))
+	}
+	for _, sh := range w.backgroundShoots() {
+		w.putShoot(sh.Record(w.owner))
 	}
 }
 
@@ -639,6 +697,7 @@ func (w *Window) followHot(ctx context.Context) {
 	}()
 	t := time.NewTicker(300 * time.Millisecond)
 	defer t.Stop()
+	var waitOutputs time.Time // when to look again for results the folder writes
 	for {
 		select {
 		case <-ctx.Done():
@@ -646,6 +705,9 @@ func (w *Window) followHot(ctx context.Context) {
 		case <-t.C:
 		}
 		mu.Lock()
+		if !waitOutputs.IsZero() && time.Now().After(waitOutputs) {
+			waitOutputs, rebuild = time.Time{}, true
+		}
 		l, r, gone := relist, rebuild, lost
 		relist, rebuild = false, false
 		mu.Unlock()
@@ -663,24 +725,35 @@ func (w *Window) followHot(ctx context.Context) {
 		if l {
 			w.reloadShoots()
 		}
-		if r {
-			w.rebuildHot(ctx)
+		if r && w.rebuildHot(ctx) {
+			// The folder writes a result after its order completed, and no event
+			// says so: look again in a while.
+			mu.Lock()
+			waitOutputs = time.Now().Add(time.Second)
+			mu.Unlock()
 		}
 	}
 }
 
 // rebuildHot builds the open hot shoot again from the engine's orders (a new
-// scene came in, or one was delivered), keeping the scene shown.
-func (w *Window) rebuildHot(ctx context.Context) {
+// scene came in, or one was delivered), keeping the scene shown. It reports
+// whether a completed scene's result is not written yet.
+func (w *Window) rebuildHot(ctx context.Context) bool {
 	id := w.shoot.ID()
 	if !strings.HasPrefix(id, hotPrefix) {
-		return
+		return false
 	}
 	for _, e := range w.hotEntries(ctx) {
 		if e.ID != id {
 			continue
 		}
 		sh := w.buildHotShoot(e)
+		waiting := false
+		for _, s := range sh.Scenes() {
+			if s.Summary.Status == core.OrderCompleted && s.Saved == "" && time.Since(s.Summary.UpdatedAt) < time.Minute {
+				waiting = true
+			}
+		}
 		w.do(func() {
 			if w.shoot.ID() != id {
 				return
@@ -688,8 +761,9 @@ func (w *Window) rebuildHot(ctx context.Context) {
 			w.shoot.Replace(sh)
 			w.refresh()
 		})
-		return
+		return waiting
 	}
+	return false
 }
 
 // memShoots keeps shoots in memory, for a window built without a store.

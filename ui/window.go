@@ -81,6 +81,9 @@ type Window struct {
 	saved   map[string]bool      // shoots written to the store
 	savedAt map[string]time.Time // the newest snapshot written of each
 
+	bgMu sync.Mutex
+	bg   map[string]*Shoot // window shoots switched away from with work under way
+
 	deliverMu sync.Mutex
 	delivered map[string]bool // orders whose photo was written (or is being)
 
@@ -183,6 +186,7 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 		runs: map[int]*run{}, cancelWanted: map[int]bool{},
 		shoots: deps.Shoots, shownVersion: map[int]int{}, saveQ: make(chan core.Shoot, 64),
 		saved: map[string]bool{}, savedAt: map[string]time.Time{}, delivered: map[string]bool{},
+		bg: map[string]*Shoot{},
 	}
 	if w.shoots == nil {
 		w.shoots = &memShoots{}

@@ -519,16 +519,28 @@ func (w *Window) tracker(ctx context.Context) {
 	}
 }
 
-// apply lays one summary over its scene; false when no scene has that order.
+// apply lays one summary over its scene, in the current shoot or one switched away
+// from while it had work under way; false when no scene has that order.
 func (w *Window) apply(sum core.OrderSummary) bool {
 	s, found, settled := w.shoot.Update(sum)
-	if !found {
-		return false
+	if found {
+		if settled {
+			w.settled(s)
+		}
+		return true
 	}
-	if settled {
-		w.settled(s)
+	for _, bg := range w.backgroundShoots() {
+		s, found, settled := bg.Update(sum)
+		if !found {
+			continue
+		}
+		if settled {
+			w.settledIn(bg, s)
+		}
+		w.backgroundChanged(bg)
+		return true
 	}
-	return true
+	return false
 }
 
 // resync reads every unsettled order again (after the event feed was lost).
@@ -547,18 +559,41 @@ func (w *Window) resync() {
 // settled runs once when a version of a scene reaches a final state (s shows that
 // version): a completed version's photo is written to the output folder; a
 // finished run sends a notification. A hot folder writes its own results.
-func (w *Window) settled(s Scene) {
-	if w.shoot.ReadOnly() {
+func (w *Window) settled(s Scene) { w.settledIn(w.shoot, s) }
+
+// settledIn is settled for a scene of sh (the current shoot or a background one).
+func (w *Window) settledIn(sh *Shoot, s Scene) {
+	if sh.ReadOnly() {
 		return
 	}
 	if s.Summary.Status == core.OrderCompleted && s.Summary.OutputAssetID != "" && w.claimDelivery(s.OrderID) {
+		name := sh.Name()
 		w.busy.Add(1)
 		go func() {
 			defer w.busy.Done()
-			w.deliver(s)
+			w.deliver(s, name)
 		}()
 	}
-	w.checkRunDone(s.RunID)
+	if sh == w.shoot {
+		w.checkRunDone(s.RunID)
+	}
+}
+
+// recordSaved records a version's saved photo in whichever shoot holds its order
+// now (the user may have switched shoots meanwhile).
+func (w *Window) recordSaved(s Scene, path, problem string) {
+	if w.shoot.HasOrder(s.OrderID) {
+		w.shoot.SetVersionSaved(s.ID, s.OrderID, path, problem)
+		w.markDirty()
+		return
+	}
+	for _, bg := range w.backgroundShoots() {
+		if bg.HasOrder(s.OrderID) {
+			bg.SetVersionSaved(s.ID, s.OrderID, path, problem)
+			w.backgroundChanged(bg)
+			return
+		}
+	}
 }
 
 // claimDelivery reports whether the photo of order id is still to be written, and
@@ -574,8 +609,9 @@ func (w *Window) claimDelivery(id string) bool {
 	return true
 }
 
-// deliver writes a completed scene's photo into the output folder.
-func (w *Window) deliver(s Scene) {
+// deliver writes a completed scene's photo into the output folder; shoot names
+// the batch when its run is not of this start.
+func (w *Window) deliver(s Scene, shoot string) {
 	dir := w.cfg.String(KeyOutputDir, defaultOutputDir())
 	tmpl := w.cfg.String(KeyNaming, DefaultNaming)
 	if checkTemplate(tmpl) != nil {
@@ -583,8 +619,7 @@ func (w *Window) deliver(s Scene) {
 	}
 	f, a, err := w.deps.Assets.Open(s.Summary.OutputAssetID)
 	if err != nil {
-		w.shoot.SetVersionSaved(s.ID, s.OrderID, "", "finished, but the result could not be read: "+err.Error())
-		w.markDirty()
+		w.recordSaved(s, "", "finished, but the result could not be read: "+err.Error())
 		return
 	}
 	defer f.Close()
@@ -593,26 +628,25 @@ func (w *Window) deliver(s Scene) {
 		index = *s.Summary.SceneIndex + 1
 	}
 	name := outputName(tmpl, nameFields{
-		Scene: s.Name, Name: stem(s.Files[0]), Batch: w.runName(s.RunID), Index: index, Date: time.Now(),
+		Scene: s.Name, Name: stem(s.Files[0]), Batch: w.runName(s.RunID, shoot), Index: index, Date: time.Now(),
 	}, catalog.FormatExt(a.Format))
 	path, err := writeNew(dir, name, f)
 	if err != nil {
-		w.shoot.SetVersionSaved(s.ID, s.OrderID, "", "finished, but not saved: "+err.Error())
+		w.recordSaved(s, "", "finished, but not saved: "+err.Error())
 	} else {
-		w.shoot.SetVersionSaved(s.ID, s.OrderID, path, "")
+		w.recordSaved(s, path, "")
 	}
-	w.markDirty()
 }
 
-func (w *Window) runName(id int) string {
+func (w *Window) runName(id int, shoot string) string {
 	w.runsMu.Lock()
 	defer w.runsMu.Unlock()
 	if r, ok := w.runs[id]; ok {
 		return strings.SplitN(r.name, " · ", 2)[0]
 	}
 	// A run of an earlier start: the shoot names it.
-	if n := w.shoot.Name(); n != "" && n != newShootName {
-		return n
+	if shoot != "" && shoot != newShootName {
+		return shoot
 	}
 	return "shoot"
 }
