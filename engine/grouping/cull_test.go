@@ -1,0 +1,287 @@
+package grouping
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/porchlight/porchlight/engine/cull"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/internal/testphotos"
+)
+
+// cullScene is a real bracket set read as Cull reads it, its frames as luminance
+// (all cull looks at, and a third of the work for the degradations).
+type cullScene struct {
+	name   string
+	frames []cull.Frame
+}
+
+func loadCullScenes(t *testing.T) []cullScene {
+	t.Helper()
+	root := testphotos.Dir(t)
+	ents, err := os.ReadDir(filepath.Join(root, "brackets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cullScene
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sc := cullScene{name: e.Name()}
+		for _, n := range testphotos.Brackets(t, e.Name()) {
+			f, err := ReadFrame(filepath.Join(root, "brackets", e.Name(), n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Image = lumOf(f.Image)
+			sc.frames = append(sc.frames, f)
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// lumOf is img's linear luminance as a one-channel image.
+func lumOf(img *imaging.Image) *imaging.Image {
+	out := imaging.New(img.W(), img.H(), 1)
+	buf := make([]float32, img.W()*img.C)
+	for y := range img.H() {
+		row, o := img.LinearRow(y, buf), out.Row(y)
+		for x := range o {
+			o[x] = 0.2126*row[3*x] + 0.7152*row[3*x+1] + 0.0722*row[3*x+2]
+		}
+	}
+	return out
+}
+
+// cullCase is a scene as the test hands it to Judge, and which frames should be
+// set aside.
+type cullCase struct {
+	scene, kind string
+	frames      []cull.Frame
+	bad         []bool
+}
+
+// degradedCases builds, from one real scene, the cases the measurement judges: the
+// scene untouched, and the scene with one frame (a different one each time)
+// replaced by a blurred, black, dark or grey-card copy, or the whole set shot twice
+// with one run slightly blurred. Blur lengths are in pixels at 1000 pixels wide
+// (scaled to the frame) and every degraded frame is finished like a camera file.
+func degradedCases(sc cullScene) []cullCase {
+	n := len(sc.frames)
+	clean := make([]bool, n)
+	cases := []cullCase{{scene: sc.name, kind: "untouched", frames: sc.frames, bad: clean}}
+	one := func(kind string, k int, img *imaging.Image) {
+		fs := append([]cull.Frame(nil), sc.frames...)
+		fs[k].Image = img
+		bad := make([]bool, n)
+		bad[k] = true
+		cases = append(cases, cullCase{scene: sc.name, kind: kind, frames: fs, bad: bad})
+	}
+	scale := func(img *imaging.Image) float64 { return float64(max(img.W(), img.H())) * 0.75 / 1000 }
+	type blur struct {
+		motion   bool
+		px, deg  float64
+		defocusR float64
+	}
+	blurs := []blur{
+		{motion: true, px: 5, deg: 0}, {motion: true, px: 8, deg: 45}, {motion: true, px: 12, deg: 90},
+		{motion: true, px: 15, deg: 135}, {motion: true, px: 6, deg: 20},
+		{defocusR: 2}, {defocusR: 3}, {defocusR: 4},
+	}
+	for i, b := range blurs {
+		k := (i + 1) % n
+		img := sc.frames[k].Image
+		s := scale(img)
+		if b.motion {
+			one(fmt.Sprintf("motion %.0fpx@%.0f", b.px, b.deg), k, finish(motionBlur(img, b.px*s, b.deg), 0.8, uint64(i)))
+		} else {
+			one(fmt.Sprintf("defocus r%.0f", b.defocusR), k, finish(defocus(img, b.defocusR*s), 0.8, uint64(i)))
+		}
+	}
+	w, h := sc.frames[0].Image.W(), sc.frames[0].Image.H()
+	one("dark (x1/256)", n/2, finish(scaled(sc.frames[n/2].Image, 1.0/256), 1, 11))
+	one("lens cap", 0, finish(flat(w, h, 0.0004, 0), 1.5, 12))
+	one("grey card", n-1, finish(flat(w, h, 0.18, 0.08), 1.2, 13))
+
+	// The set shot twice, one run slightly blurred (defocus about 1.5 px, or a
+	// 4 px shake): the blurred run goes, whichever comes first.
+	var fs []cull.Frame
+	var bad []bool
+	blurredFirst := len(sc.name)%2 == 0
+	for run := range 2 {
+		soft := (run == 0) == blurredFirst
+		for k, f := range sc.frames {
+			if soft {
+				s := scale(f.Image)
+				if k%2 == 0 {
+					f.Image = finish(defocus(f.Image, 1.5*s), 0.8, uint64(20+k))
+				} else {
+					f.Image = finish(motionBlur(f.Image, 4*s, 30), 0.8, uint64(20+k))
+				}
+			}
+			fs = append(fs, f)
+			bad = append(bad, soft)
+		}
+	}
+	cases = append(cases, cullCase{scene: sc.name, kind: "repeated set", frames: fs, bad: bad})
+	return cases
+}
+
+// TestCullPrecisionRecall judges degraded copies of the real bracket sets and
+// measures "set aside" over every frame: precision at least 0.9, recall at least
+// 0.8, and no real frame of an untouched set set aside.
+func TestCullPrecisionRecall(t *testing.T) {
+	scenes := loadCullScenes(t)
+	var tp, fp, fn, tn int
+	type row struct{ tp, fp, fn, tn int }
+	byKind := map[string]*row{}
+	var kinds []string
+	var wrongReason []string
+	for _, sc := range scenes {
+		for _, c := range degradedCases(sc) {
+			v := cull.Judge(c.frames)
+			r := byKind[c.kind]
+			if r == nil {
+				r = &row{}
+				byKind[c.kind] = r
+				kinds = append(kinds, c.kind)
+			}
+			kept := 0
+			for i, bad := range c.bad {
+				if v[i].Keep {
+					kept++
+				}
+				switch {
+				case bad && !v[i].Keep:
+					tp++
+					r.tp++
+					if !reasonFits(c.kind, v[i].Code) {
+						wrongReason = append(wrongReason, fmt.Sprintf("%s %s frame %d: %s", c.scene, c.kind, i, v[i].Reason))
+					}
+				case bad:
+					fn++
+					r.fn++
+					t.Logf("missed: %s %s frame %d", c.scene, c.kind, i)
+				case !v[i].Keep:
+					fp++
+					r.fp++
+					t.Logf("false set-aside: %s %s frame %d (%s)", c.scene, c.kind, i, v[i].Reason)
+					if c.kind == "untouched" {
+						t.Errorf("real frame set aside: %s frame %d (%s)", c.scene, i, v[i].Reason)
+					}
+				default:
+					tn++
+					r.tn++
+				}
+			}
+			if kept == 0 {
+				t.Errorf("%s %s: every frame set aside", c.scene, c.kind)
+			}
+		}
+	}
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "\n%-22s %5s %5s %5s %5s\n", "case", "TP", "FN", "FP", "TN")
+	for _, k := range kinds {
+		r := byKind[k]
+		fmt.Fprintf(&tab, "%-22s %5d %5d %5d %5d\n", k, r.tp, r.fn, r.fp, r.tn)
+	}
+	fmt.Fprintf(&tab, "%-22s %5d %5d %5d %5d", "all", tp, fn, fp, tn)
+	precision := float64(tp) / math.Max(1, float64(tp+fp))
+	recall := float64(tp) / math.Max(1, float64(tp+fn))
+	t.Logf("confusion of \"set aside\" over %d frames of %d scenes:%s", tp+fp+fn+tn, len(scenes), tab.String())
+	t.Logf("precision %.3f, recall %.3f", precision, recall)
+	for _, w := range wrongReason {
+		t.Logf("set aside for another reason: %s", w)
+	}
+	if precision < 0.9 || recall < 0.8 {
+		t.Errorf("precision %.3f (want >= 0.9), recall %.3f (want >= 0.8)", precision, recall)
+	}
+}
+
+// reasonFits reports whether a set-aside frame's code is the one its degradation
+// calls for (blur may be read as either kind).
+func reasonFits(kind string, c cull.Code) bool {
+	switch {
+	case strings.HasPrefix(kind, "motion"), strings.HasPrefix(kind, "defocus"):
+		return c == cull.CodeMotion || c == cull.CodeFocus
+	case kind == "dark (x1/256)", kind == "lens cap":
+		return c == cull.CodeBlack
+	case kind == "grey card":
+		return c == cull.CodeTest
+	case kind == "repeated set":
+		return c == cull.CodeRepeat
+	}
+	return false
+}
+
+// Cull on the real bracket folders keeps every frame, and reads and judges a scene
+// quickly.
+func TestCullRealScenesKeepAll(t *testing.T) {
+	root := testphotos.Dir(t)
+	ents, err := os.ReadDir(filepath.Join(root, "brackets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		var files []string
+		for _, n := range testphotos.Brackets(t, e.Name()) {
+			files = append(files, filepath.Join(root, "brackets", e.Name(), n))
+		}
+		t0 := time.Now()
+		kept, aside := Cull(files)
+		dt := time.Since(t0)
+		t.Logf("%-24s %d frames: kept %d in %v", e.Name(), len(files), len(kept), dt.Round(time.Millisecond))
+		if len(aside) > 0 || len(kept) != len(files) {
+			t.Errorf("%s: set aside %+v", e.Name(), aside)
+		}
+	}
+}
+
+func BenchmarkCullScene(b *testing.B) {
+	b.ReportAllocs()
+	root := testphotos.Dir(b)
+	var files []string
+	for _, n := range testphotos.Brackets(b, "building_exterior_phone") {
+		files = append(files, filepath.Join(root, "brackets", "building_exterior_phone", n))
+	}
+	var frames []cull.Frame
+	for _, f := range files {
+		fr, err := ReadFrame(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = append(frames, fr)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, f := range files {
+				if _, err := ReadFrame(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("judge", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cull.Judge(frames)
+		}
+	})
+	b.Run("cull", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Cull(files)
+		}
+	})
+}
