@@ -52,8 +52,12 @@ func (f *folder) submitDrop(ctx context.Context, it item, s *journal.Scene) erro
 		f.mu.Lock()
 		cur := f.active[s.ID]
 		f.mu.Unlock()
-		if cur != nil && cur.OrderID != "" {
-			*s = *cur // a sibling submitted the drop, this scene with it
+		if cur == nil {
+			return errWait // taken apart meanwhile
+		}
+		if cur.OrderID != "" || cur.Stage != journal.StageUploaded {
+			// Submitted with the drop by a sibling, or refused and failed on the way.
+			*s = *cur
 			return nil
 		}
 		members, wait, err := f.dropMembers(s.Drop)
@@ -70,8 +74,10 @@ func (f *folder) submitDrop(ctx context.Context, it item, s *journal.Scene) erro
 				todo = append(todo, m)
 			}
 		}
-		if len(todo) == 0 || !slices.ContainsFunc(todo, func(m *journal.Scene) bool { return m.ID == s.ID }) {
-			return f.submitOne(ctx, s) // not among them: cannot happen, but never strand it
+		if !slices.ContainsFunc(todo, func(m *journal.Scene) bool { return m.ID == s.ID }) {
+			// Not ready after all (an input gone meanwhile): look again later.
+			f.svc.queue.pushAfter(ctx, it, dropRecheck)
+			return errWait
 		}
 		done, err := f.submitBatches(ctx, todo)
 		if err != nil {
