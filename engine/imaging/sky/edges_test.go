@@ -410,7 +410,7 @@ func loadEdgeCases(t *testing.T) []*edgeCase {
 
 const (
 	minEdgeF     = 0.875
-	maxHaloRatio = 0.85
+	maxHaloRatio = 0.76
 )
 
 // TestSkyEdges checks the matte's edges against the hand-made masks (boundary F-score

@@ -37,7 +37,7 @@ const (
 	refineEps    = 1e-4      // and its regularisation
 	refineLo     = 0         // stretch of the refined alpha
 	refineHi     = 0.98
-	fgPrior      = 0.03 // weight of the local ground colour in the foreground estimate
+	fgPrior      = 0.2  // weight of the local ground colour in the foreground estimate, times alpha
 	enoughShare  = 0.05 // share of a window's pixels that are sure for its mean to stand alone
 	spillReach   = 2    // guide pixels beyond the matte whose colour is cleaned of sky spill
 	groundSkyGap = 20   // ground pixels this close (CIELAB) to the local old sky are not sampled as ground
