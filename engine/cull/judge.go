@@ -258,12 +258,22 @@ func (j *judge) nearest(a int, ix []int) []int {
 	if len(out) > nearN {
 		out = out[:nearN]
 	}
+	for k, b := range out {
+		if math.Abs(j.info[b].st.logMean-ma) > maxStops {
+			return out[:k]
+		}
+	}
 	return out
 }
 
 // nearN is how many siblings, nearest in brightness, a frame's sharpness is
 // compared with.
 const nearN = 2
+
+// maxStops is the farthest in brightness a sibling may be to be compared: beyond
+// it the two share little that is well exposed in both, and noise in the
+// darker one's shadows reads as detail.
+const maxStops = 2.5
 
 // keepOne puts back the frame with the most signal when every frame was set aside.
 func (j *judge) keepOne() {
@@ -279,68 +289,66 @@ func (j *judge) keepOne() {
 	j.out[best] = keep()
 }
 
-// same reports whether two frames repeat one exposure: by EXIF when both have it,
-// else by their pixels.
-func (j *judge) same(a, b int) bool {
+// exposureGap is how far apart two frames' exposures are: in EV by EXIF when both
+// have it, else by their pixels (NaN when they share too few to tell).
+func (j *judge) exposureGap(a, b int) float64 {
 	ea, eb := j.info[a].ev, j.info[b].ev
 	if !math.IsNaN(ea) && !math.IsNaN(eb) {
-		return math.Abs(ea-eb) < sameEV
+		return math.Abs(ea - eb)
 	}
 	r, ok := lookRatio(j.info[a].st, j.info[b].st)
-	return ok && math.Abs(r) < sameLook
+	if !ok {
+		return math.NaN()
+	}
+	// A dark bracket's few bright pixels can agree with the next one's by chance;
+	// its highlights (windows, lamps) tell the exposures apart.
+	return max(math.Abs(r), highGap(j.info[a].st, j.info[b].st))
 }
 
-// repeats finds a scene shot twice: frames in order, a run ends where an exposure
-// comes again. The sharpest run is kept (the later one of runs as sharp: the
-// photographer shot again because of the first); each frame of another run whose
-// exposure the kept run has is set aside.
+// same reports whether two frames repeat one exposure.
+func (j *judge) same(a, b int) bool {
+	g := j.exposureGap(a, b)
+	if !math.IsNaN(j.info[a].ev) && !math.IsNaN(j.info[b].ev) {
+		return g < sameEV
+	}
+	return g < sameLook
+}
+
+// twin returns the frame of run nearest to a in exposure among those repeating
+// it, -1 when none does.
+func (j *judge) twin(a int, run []int) int {
+	best := -1
+	for _, b := range run {
+		if j.same(a, b) && (best < 0 || j.exposureGap(a, b) < j.exposureGap(a, best)) {
+			best = b
+		}
+	}
+	return best
+}
+
+// repeats finds a scene shot twice: a new run starts where two frames in a row
+// repeat exposures of the current run (one repeated exposure alone is as likely
+// a bracket the camera could not step, and real sets have those). The sharpest
+// run is kept (the later one of runs as sharp: the photographer shot again
+// because of the first); each frame of another run whose exposure the kept run
+// has is set aside.
 func (j *judge) repeats() {
 	ix := j.live()
 	var runs [][]int
-	var cur []int
-	for _, i := range ix {
-		for _, k := range cur {
-			if j.same(i, k) {
-				runs = append(runs, cur)
-				cur = nil
-				break
-			}
+	start := 0
+	for k := 1; k+1 < len(ix); k++ {
+		cur := ix[start:k]
+		if len(cur) >= 2 && j.twin(ix[k], cur) >= 0 && j.twin(ix[k+1], cur) >= 0 {
+			runs = append(runs, cur)
+			start = k
 		}
-		cur = append(cur, i)
 	}
-	if len(cur) > 0 {
-		runs = append(runs, cur)
-	}
+	runs = append(runs, ix[start:])
 	if len(runs) < 2 {
-		return
-	}
-	// A set shot twice repeats at least two exposures; one repeated exposure alone
-	// is as likely a bracket the camera could not step (real sets have those).
-	pairs := 0
-	for r := 1; r < len(runs); r++ {
-		for _, a := range runs[r] {
-			for _, b := range ix {
-				if b < a && j.same(a, b) {
-					pairs++
-					break
-				}
-			}
-		}
-	}
-	j.logf("runs %v: %d repeated exposures", runs, pairs)
-	if pairs < 2 {
 		return
 	}
 	// A run's score: how much sharper its frames are than their twins in the
 	// other runs (mean log ratio over the twins).
-	twinOf := func(a int, run []int) int {
-		for _, b := range run {
-			if j.same(a, b) {
-				return b
-			}
-		}
-		return -1
-	}
 	scores := make([]float64, len(runs))
 	top := math.Inf(-1)
 	for r, run := range runs {
@@ -351,7 +359,7 @@ func (j *judge) repeats() {
 				if q == r {
 					continue
 				}
-				if b := twinOf(a, other); b >= 0 {
+				if b := j.twin(a, other); b >= 0 {
 					lr, common := pairSharpness(j.info[a].st, j.info[b].st)
 					if common >= minCommonTiles {
 						sum += (lr[0] + lr[1] + lr[2] + lr[3]) / 4
@@ -377,7 +385,7 @@ func (j *judge) repeats() {
 			continue
 		}
 		for _, a := range run {
-			if b := twinOf(a, runs[best]); b >= 0 {
+			if b := j.twin(a, runs[best]); b >= 0 {
 				j.out[a] = aside(CodeRepeat)
 				j.out[a].Twin = b
 			}

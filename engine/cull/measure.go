@@ -284,3 +284,18 @@ func srgbCode(v float32) float32 {
 	a := f - float32(i)
 	return srgbLUT[i] + a*(srgbLUT[i+1]-srgbLUT[i])
 }
+
+// highGap is how far apart (stops) two frames' brightest pixels are, at the 99th
+// and 99.9th percentiles, where neither is clipped.
+func highGap(a, b *stats) float64 {
+	g := 0.0
+	for _, p := range []float64{0.99, 0.999} {
+		ca, cb := a.percentile(p), b.percentile(p)
+		if ca >= 250 || cb >= 250 || ca == 0 || cb == 0 {
+			continue
+		}
+		la, lb := imaging.Decode8(uint8(ca)), imaging.Decode8(uint8(cb))
+		g = max(g, math.Abs(math.Log2(float64(la)/float64(lb))))
+	}
+	return g
+}

@@ -43,20 +43,28 @@ func convolve(img *imaging.Image, offs [][2]float64) *imaging.Image {
 	w, h, c := img.W(), img.H(), img.C
 	out := imaging.New(w, h, c)
 	inv := float32(1 / float64(len(offs)))
+	// Each offset splits into a whole-pixel shift and bilinear weights.
+	type tap struct {
+		dx, dy             int
+		w00, w10, w01, w11 float32
+	}
+	taps := make([]tap, len(offs))
+	for i, o := range offs {
+		fx, fy := math.Floor(o[0]), math.Floor(o[1])
+		ax, ay := float32(o[0]-fx), float32(o[1]-fy)
+		taps[i] = tap{int(fx), int(fy), (1 - ax) * (1 - ay) * inv, ax * (1 - ay) * inv, (1 - ax) * ay * inv, ax * ay * inv}
+	}
+	clampX := func(x int) int { return min(max(x, 0), w-1) }
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := out.Row(y)
-			for x := range w {
-				for _, o := range offs {
-					fx := min(max(float64(x)+o[0], 0), float64(w-1))
-					fy := min(max(float64(y)+o[1], 0), float64(h-1))
-					x0, y0 := int(fx), int(fy)
-					x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
-					ax, ay := float32(fx-float64(x0)), float32(fy-float64(y0))
+			for _, t := range taps {
+				r0 := img.Row(min(max(y+t.dy, 0), h-1))
+				r1 := img.Row(min(max(y+t.dy+1, 0), h-1))
+				for x := range w {
+					x0, x1 := clampX(x+t.dx)*c, clampX(x+t.dx+1)*c
 					for k := range c {
-						a := img.At(x0, y0, k)*(1-ax) + img.At(x1, y0, k)*ax
-						b := img.At(x0, y1, k)*(1-ax) + img.At(x1, y1, k)*ax
-						row[x*c+k] += (a*(1-ay) + b*ay) * inv
+						row[x*c+k] += t.w00*r0[x0+k] + t.w10*r0[x1+k] + t.w01*r1[x0+k] + t.w11*r1[x1+k]
 					}
 				}
 			}
@@ -96,7 +104,7 @@ func finish(img *imaging.Image, sigma float64, seed uint64) *imaging.Image {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	out := imaging.New(img.W(), img.H(), img.C)
 	for i, v := range img.Pix[:len(out.Pix)] {
-		code := float64(imaging.LinearToSRGB(v))*255 + rng.NormFloat64()*sigma
+		code := float64(imaging.Encode16(v))/257 + rng.NormFloat64()*sigma
 		code = math.Round(min(max(code, 0), 255))
 		out.Pix[i] = imaging.Decode8(uint8(code))
 	}
