@@ -35,15 +35,19 @@
 //     share, so that runs of the photo are copied whole with their texture rather
 //     than averaged into a smear.
 //
-// The field found at one level is upsampled to start the next, so the full-resolution
-// level only refines it with two short passes. Then the fill is blended into the
-// photo as in seamless cloning: the difference between the photo and the fill's own
-// prediction along the border, pixel by pixel, is interpolated harmonically across
-// the hole (multigrid Gauss-Seidel) and added, so the fill takes the surrounding
-// colour and light and meets the photo without a step while keeping its gradients;
-// within the first pixels its low frequencies lean towards the harmonic
-// continuation of the photo. Pixel data stays linear float32; only distances use the
-// perceptual encoding.
+// The field found at one level is upsampled to start the next. The coarse levels,
+// cheap and decisive for the structure, iterate several times; the two finest, which
+// hold most of the pixels, once, and search only near the photo, where the fill must
+// line up with it (within 4 px at full resolution, 16 level pixels at half size);
+// deeper, the upsampled field is kept and copied as it is. Then the fill is blended
+// into the photo as in seamless cloning: the difference between the photo and the
+// fill's own prediction along the border, pixel by pixel, is interpolated
+// harmonically across the hole (multigrid Gauss-Seidel) and added, so the fill takes
+// the surrounding colour and light and meets the photo without a step while keeping
+// its gradients; within the first pixels its low frequencies lean towards the
+// harmonic continuation of the photo, which the same multigrid solve gives. Pixel
+// data stays linear float32; only distances use the perceptual encoding. With
+// Options.InPlace the fill is written into the photo itself, sparing a full-size copy.
 //
 // Mask rules: the mask is a one-channel image where a value above 0.5 marks a pixel to
 // erase. A mask of a different size is resized to the image by nearest neighbour when
