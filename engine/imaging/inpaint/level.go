@@ -129,7 +129,7 @@ func (l *level) downsample() *level {
 }
 
 // textureFrom sets the texture of c's known pixels from its finer level f (which has
-// twice its resolution): the mean over a 6×6 window of f of |∂Y/∂x| and |∂Y/∂y|,
+// twice its resolution, and its features computed): the mean over a 6×6 window of f of |∂Y/∂x| and |∂Y/∂y|,
 // counting only differences between two known pixels so the hole never leaks in.
 func (c *level) textureFrom(f *level) {
 	fw, fh := f.w, f.h
@@ -137,7 +137,7 @@ func (c *level) textureFrom(f *level) {
 	imaging.Bands(fh, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			for x := 0; x < fw; x++ {
-				luma[y*fw+x] = luma601(f.lin, y*fw+x, f.nc)
+				luma[y*fw+x] = lumaOf(f.feat, y*fw+x, f.nf, f.cc)
 			}
 		}
 	})
@@ -318,13 +318,14 @@ func (l *level) features(ctx context.Context, holeOnly bool) error {
 // encode maps linear light to sRGB-encoded 0..1 through the package's table.
 func encode(v float32) float32 { return float32(imaging.Encode16(v)) * (1.0 / 65535) }
 
-// luma601 is the encoded luma of pixel i of lin with nc channels.
-func luma601(lin []float32, i, nc int) float32 {
-	if nc == 1 {
-		return encode(lin[i])
+// lumaOf is the encoded (Rec. 601) luma of pixel i from its distance features, which
+// begin with its cc encoded colours.
+func lumaOf(feat []float32, i, nf, cc int) float32 {
+	o := i * nf
+	if cc == 1 {
+		return feat[o]
 	}
-	o := i * nc
-	return 0.299*encode(lin[o]) + 0.587*encode(lin[o+1]) + 0.114*encode(lin[o+2])
+	return 0.299*feat[o] + 0.587*feat[o+1] + 0.114*feat[o+2]
 }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
