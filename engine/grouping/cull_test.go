@@ -11,6 +11,7 @@ import (
 
 	"github.com/porchlight/porchlight/engine/cull"
 	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -284,4 +285,41 @@ func BenchmarkCullScene(b *testing.B) {
 			Cull(files)
 		}
 	})
+}
+
+// Cull on files: a lens-cap frame and a grey card written beside a real scene's
+// paths are set aside with their reasons, the real frames kept in order, and an
+// unreadable file is kept for the merge to report.
+func TestCullFiles(t *testing.T) {
+	root := testphotos.Dir(t)
+	var files []string
+	for _, n := range testphotos.Brackets(t, "oldhouse_exterior") {
+		files = append(files, filepath.Join(root, "brackets", "oldhouse_exterior", n))
+	}
+	dir := t.TempDir()
+	capFile := filepath.Join(dir, "cap.jpg")
+	cardFile := filepath.Join(dir, "card.jpg")
+	broken := filepath.Join(dir, "broken.jpg")
+	if err := codec.WriteFile(capFile, finish(flat(1080, 720, 0.0004, 0), 1.5, 1), codec.EncodeOptions{Format: "jpeg"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := codec.WriteFile(cardFile, finish(flat(1080, 720, 0.18, 0.08), 1.2, 2), codec.EncodeOptions{Format: "jpeg"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("not a photo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := append([]string{capFile}, files[:2]...)
+	in = append(in, cardFile)
+	in = append(in, files[2:]...)
+	in = append(in, broken)
+	kept, aside := Cull(in)
+	want := append(append([]string(nil), files...), broken)
+	if strings.Join(kept, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kept:\n%s\nwant:\n%s", strings.Join(kept, "\n"), strings.Join(want, "\n"))
+	}
+	if len(aside) != 2 || aside[0].Path != capFile || aside[0].Code != cull.CodeBlack || aside[0].Reason != "black frame" ||
+		aside[1].Path != cardFile || aside[1].Code != cull.CodeTest || aside[1].Reason != cull.Reason(cull.CodeTest) {
+		t.Errorf("set aside: %+v", aside)
+	}
 }
