@@ -364,11 +364,9 @@ func (w *Window) openShoot(e shootEntry) {
 	w.busy.Add(1)
 	go func() {
 		defer w.busy.Done()
-		w.bgMu.Lock()
-		sh := w.bg[e.ID] // still working: newer than its record
-		delete(w.bg, e.ID)
-		w.bgMu.Unlock()
-		fromBackground := sh != nil
+		// A shoot still working in the background is newer than its record.
+		fromBackground := w.background(e.ID) != nil
+		var sh *Shoot
 		switch {
 		case fromBackground:
 		case e.Hot:
@@ -383,11 +381,16 @@ func (w *Window) openShoot(e shootEntry) {
 		}
 		w.do(func() {
 			if !w.canLeave() {
-				if fromBackground {
-					w.bgMu.Lock()
-					w.bg[e.ID] = sh
-					w.bgMu.Unlock()
-				}
+				return
+			}
+			w.bgMu.Lock()
+			if bg := w.bg[e.ID]; bg != nil {
+				sh = bg
+				delete(w.bg, e.ID)
+			}
+			w.bgMu.Unlock()
+			if sh == nil { // it was stored meanwhile
+				w.openShoot(e)
 				return
 			}
 			w.switchTo(sh, !e.Hot)
