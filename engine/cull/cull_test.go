@@ -197,3 +197,16 @@ func TestJudgeRepeatedSet(t *testing.T) {
 	v = Judge(append(append([]Frame(nil), a...), b...))
 	wantCodes(t, v, "", "", "", "", "", CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat)
 }
+
+// Two runs as sharp: the one whose frames did not move between shots is kept.
+func TestJudgeRepeatedSetAlignment(t *testing.T) {
+	r := room(sw, sh, 5)
+	a, b := bracket(r), bracket(r)
+	for i := range b {
+		b[i].Image = shot(r, sw, sh, float64(2*i-4), 10*(i%2), uint64(10+i))
+	}
+	v := JudgeWith(append(append([]Frame(nil), a...), b...), Options{Trace: t.Logf})
+	wantCodes(t, v, "", "", "", "", "", CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat)
+	v = Judge(append(append([]Frame(nil), b...), a...))
+	wantCodes(t, v, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, "", "", "", "", "")
+}

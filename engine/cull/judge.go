@@ -75,6 +75,9 @@ var (
 	sameLook = 0.25
 	// repeatTie: runs within this share of sharpness of each other are as sharp.
 	repeatTie = 0.05
+	// alignTie: runs whose frames moved within this many pixels (at alignEdge) of
+	// each other, on average, are as well aligned.
+	alignTie = 0.75
 )
 
 // frameInfo is what Judge knows of one frame.
@@ -374,10 +377,18 @@ func (j *judge) repeats() {
 		top = max(top, scores[r])
 		j.logf("run %d %v: sharpness against its twins %.3f", r, run, math.Exp(scores[r]))
 	}
-	best := 0
-	for r := range runs {
-		if scores[r] >= top-math.Log1p(repeatTie) {
-			best = r
+	// Of the runs as sharp as the sharpest, the one whose frames moved least
+	// between shots (a merge of it needs less alignment and ghosts less); of those,
+	// the later.
+	best, bestMove := 0, math.Inf(1)
+	for r, run := range runs {
+		if scores[r] < top-math.Log1p(repeatTie) {
+			continue
+		}
+		move := j.movement(run)
+		j.logf("run %d: moved %.2f px (at %d)", r, move, alignEdge)
+		if math.IsNaN(move) || math.IsNaN(bestMove) || move <= bestMove+alignTie {
+			best, bestMove = r, move
 		}
 	}
 	for r, run := range runs {
@@ -391,4 +402,17 @@ func (j *judge) repeats() {
 			}
 		}
 	}
+}
+
+// movement is how far a run's frames moved between consecutive shots, on average
+// (pixels at alignEdge); NaN when it cannot tell.
+func (j *judge) movement(run []int) float64 {
+	if len(run) < 2 {
+		return math.NaN()
+	}
+	var sum float64
+	for k := 1; k < len(run); k++ {
+		sum += shift(j.info[run[k-1]].st, j.info[run[k]].st)
+	}
+	return sum / float64(len(run)-1)
 }

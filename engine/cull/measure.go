@@ -57,6 +57,10 @@ type stats struct {
 	thumb      []float32
 	thW, thH   int
 	validShare float64 // share of pixels well exposed
+
+	lum   *imaging.Image // the analysis-size luminance, for edges
+	edges []float32      // gradient magnitude at alignEdge, made when first needed
+	edW   int
 }
 
 // tileValid is the share of well-exposed pixels that makes a tile count.
@@ -101,7 +105,7 @@ func luminance(img *imaging.Image) *imaging.Image {
 // measure computes a frame's stats from its luminance.
 func measure(lum *imaging.Image) *stats {
 	w, h := lum.W(), lum.H()
-	s := &stats{w: w, h: h, n: w * h}
+	s := &stats{w: w, h: h, n: w * h, lum: lum}
 	s.tw, s.th = (w+tileSize-1)/tileSize, (h+tileSize-1)/tileSize
 	s.tiles = make([]energies, s.tw*s.th)
 	s.tileOK = make([]bool, s.tw*s.th)
@@ -298,4 +302,80 @@ func highGap(a, b *stats) float64 {
 		g = max(g, math.Abs(math.Log2(float64(la)/float64(lb))))
 	}
 	return g
+}
+
+// alignEdge is the long edge frames are aligned at, and alignReach how far (in its
+// pixels) a frame may have moved: a handheld bracket moves a few pixels in 256.
+const (
+	alignEdge  = 256
+	alignReach = 8
+)
+
+// edgeMap returns the frame's gradient magnitude (of sRGB codes) at alignEdge.
+func (s *stats) edgeMap() ([]float32, int) {
+	if s.edges != nil {
+		return s.edges, s.edW
+	}
+	w, h := imaging.FitWithin(s.w, s.h, alignEdge)
+	small := s.lum
+	if w != s.w || h != s.h {
+		small = imaging.Resize(s.lum, w, h)
+	}
+	c := make([]float32, w*h)
+	for y := range h {
+		for x, v := range small.Row(y) {
+			c[y*w+x] = srgbCode(min(max(v, 0), 1))
+		}
+	}
+	e := make([]float32, w*h)
+	for y := 0; y+1 < h; y++ {
+		for x := 0; x+1 < w; x++ {
+			i := y*w + x
+			gx, gy := c[i+1]-c[i], c[i+w]-c[i]
+			e[i] = float32(math.Sqrt(float64(gx*gx + gy*gy)))
+		}
+	}
+	s.edges, s.edW = e, w
+	return e, w
+}
+
+// shift returns how far b has moved against a (pixels at alignEdge): the
+// whole-pixel offset within alignReach that best correlates their edges. NaN when
+// the frames differ in size.
+func shift(a, b *stats) float64 {
+	ea, w := a.edgeMap()
+	eb, wb := b.edgeMap()
+	if w != wb || len(ea) != len(eb) {
+		return math.NaN()
+	}
+	h := len(ea) / w
+	const r = alignReach
+	if w <= 4*r || h <= 4*r {
+		return math.NaN()
+	}
+	best, bx, by := math.Inf(-1), 0, 0
+	for dy := -r; dy <= r; dy++ {
+		for dx := -r; dx <= r; dx++ {
+			var sab, saa, sbb float64
+			for y := r; y < h-r-1; y++ {
+				ra := ea[y*w : y*w+w]
+				rb := eb[(y+dy)*w : (y+dy)*w+w]
+				var ab, aa, bb float32
+				for x := r; x < w-r-1; x++ {
+					va, vb := ra[x], rb[x+dx]
+					ab += va * vb
+					aa += va * va
+					bb += vb * vb
+				}
+				sab, saa, sbb = sab+float64(ab), saa+float64(aa), sbb+float64(bb)
+			}
+			if saa == 0 || sbb == 0 {
+				continue
+			}
+			if c := sab / math.Sqrt(saa*sbb); c > best {
+				best, bx, by = c, dx, dy
+			}
+		}
+	}
+	return math.Hypot(float64(bx), float64(by))
 }
