@@ -51,7 +51,7 @@ func lookOf(style string) (look, bool) {
 			lit: lin(250, 252, 255), shade: lin(214, 226, 242), seed: 0x63697272, scale: 0.9, e0: 0.3}, true
 	case StyleLowCloud:
 		return look{zenith: lin(58, 124, 212), horizon: lin(184, 210, 238), clouds: cumulus,
-			lit: lin(252, 252, 252), shade: lin(160, 170, 188), seed: 0x63756d75, scale: 1.0, e0: 0.25}, true
+			lit: lin(252, 252, 252), shade: lin(160, 170, 188), seed: 0x63756d75, scale: 1.6, e0: 0.25}, true
 	case StyleNeutral:
 		return look{zenith: lin(128, 164, 212), horizon: lin(204, 216, 232), clouds: overcast,
 			lit: lin(246, 247, 250), shade: lin(198, 205, 218), seed: 0x6e657574, scale: 0.8, e0: 0.2}, true
@@ -129,7 +129,7 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		// Domain warp bends the blobs into billows.
 		wu := fbm(u*0.6+3.1, v*0.6+1.7, 3, 0.5, s+1)
 		wv := fbm(u*0.6-2.3, v*0.6+8.2, 3, 0.5, s+2)
-		pu, pv := u+0.5*wu, v+0.5*wv
+		pu, pv := u+0.35*wu, v+0.35*wv
 		// Billowed detail (|noise|) on top of the body gives cauliflower edges.
 		// A light touch: strong fine detail frays the edges into spikes.
 		d := fbm(pu, pv, 5, 0.5, s) + 0.12*(ridged(pu*3, pv*3, 3, 0.5, s+3)-0.6)
