@@ -1,37 +1,57 @@
 // Package cull sets aside the frames of a bracketed scene that should not go into
 // the merge: a repeated bracket set's weaker run, blurred frames, black frames and
-// test frames. It judges pixels and EXIF exposure only (no file access, pure Go);
-// grouping.Cull reads a scene's files for it.
+// test frames. It judges pixels and EXIF exposure only (no file access, no cgo);
+// grouping.Cull reads a scene's files for it and is what the window and the hot
+// folders call.
 //
 // API:
 //
-//	verdicts := cull.Judge(frames) // one Verdict per Frame, same order
+//	verdicts := cull.Judge(frames)                                // one Verdict per Frame, same order
+//	verdicts := cull.JudgeWith(frames, cull.Options{Trace: logf}) // with the measures logged
 //
-// A Frame is a decoded image (any size; larger than AnalysisEdge is reduced, and
-// about 1000 pixels wide is what the thresholds were measured at) with the EXIF
-// exposure when the file has it. A Verdict says Keep, or gives the Reason in words
-// for the photographer and the same as a Code. Judge never sets aside every frame,
-// and a frame it sets aside can always be put back: the verdicts are advice, the
-// caller decides what goes into the merge.
+//	kept, aside := grouping.Cull(scene.Files) // paths; aside[i] has Path, Reason, Code
+//
+// A Frame is a decoded image (linear light as codec decodes it, any size; larger
+// than AnalysisEdge is reduced, and about 1000 pixels on the long edge is what the
+// thresholds were measured at) with its EXIF exposure (time, f-number, ISO; zero
+// when unknown). A Verdict says Keep, or gives the Code and the Reason in words for
+// the photographer (Reason(code); the texts are "repeated set: kept the sharper
+// one", "motion blur", "out of focus", "black frame", "test frame (flat grey
+// card)"). For a repeated set, Twin is the index of the kept frame of the same
+// exposure, for a window that shows the two side by side. Judge never sets aside
+// every frame; a frame without pixels is kept and takes no part. The verdicts are
+// advice: the caller shows what was set aside and why, and a put-back simply
+// merges the frame with the kept ones (Judge has no state to undo).
 //
 // What is set aside, and how it is told (precision matters more than recall, so
-// each rule needs a clear margin before it acts):
+// each rule needs a clear margin before it acts), in this order:
 //
-//   - Black frame (CodeBlack): almost no signal, the lens cap or a misfire. Judged
-//     on the frame's brightest pixels, not its mean: the darkest bracket of an
-//     interior is nearly black but keeps its windows, and is kept.
-//   - Test frame (CodeTest): a flat, featureless frame (a grey card) in a scene
-//     whose other frames have structure.
+//   - Black frame (CodeBlack): almost no signal, the lens cap on or a misfire: the
+//     brightest pixels (99.9th percentile) stay under sRGB code 24. Judged on the
+//     brightest pixels, not the mean: the darkest bracket of an interior is nearly
+//     black but keeps its windows, and is kept. With EXIF on every frame, a frame
+//     more than 4 EV darker than its exposure says (against its siblings) whose
+//     99th percentile stays under code 64 is black too.
+//   - Test frame (CodeTest): a flat, featureless frame (a grey card): its well
+//     exposed thumbnail spans under 0.8 stops, in a scene with a frame that has
+//     structure.
 //   - Repeated set (CodeRepeat): the scene holds the same exposures twice (the
-//     photographer fired the bracket again). The run that is sharper (and, when
-//     they are as sharp, better aligned frame to frame) is kept; each frame of the
-//     other run whose exposure the kept run has is set aside.
+//     photographer fired the bracket again): a second run starts where two frames
+//     in a row repeat exposures of the first (by EXIF within 0.3 EV, else by their
+//     pixels and highlights). One repeated exposure alone is not a repeated set. The
+//     run sharper against its twins is kept; of runs as sharp (within 5 percent),
+//     the one whose frames moved least between shots; of those, the later. Each
+//     frame of another run whose exposure the kept run has is set aside.
 //   - Blur (CodeMotion, CodeFocus): a frame clearly less sharp than its siblings.
-//     Brackets differ in exposure, so sharpness is the ratio of short-range to
-//     long-range differences of log luminance, compared pair by pair over the
-//     regions well exposed in both frames; a frame is blurred when it falls well
-//     below the median of its siblings. Blur along one direction is motion, blur
-//     in every direction is focus.
+//     Brackets differ in exposure, so sharpness is the ratio of 1-pixel to 4-pixel
+//     differences of sRGB codes (indifferent to contrast, and so to exposure and
+//     tone curve), compared pair by pair over the 16-pixel tiles well exposed in
+//     both frames, with the one or two siblings nearest in brightness (within 2.5
+//     stops). A frame under 0.62 of them is blurred: motion when one direction lost
+//     clearly more than another, else focus. The darkest bracket, which shares
+//     little that is well exposed with the others, is rarely judged.
+//
+// Cost: about 20 ms a frame at 1000 pixels on one core, most of it the tile sums.
 package cull
 
 import (

@@ -210,3 +210,25 @@ func TestJudgeRepeatedSetAlignment(t *testing.T) {
 	v = Judge(append(append([]Frame(nil), b...), a...))
 	wantCodes(t, v, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, "", "", "", "", "")
 }
+
+// Frames without pixels are kept and leave the others' judging as it was.
+func TestJudgeMissingImage(t *testing.T) {
+	r := room(sw, sh, 6)
+	a, b := bracket(r), bracket(r)
+	for i := range b {
+		b[i].Image = boxBlur(b[i].Image, 3, 3)
+	}
+	fs := append(append([]Frame{{}}, b...), a...)
+	v := Judge(fs)
+	wantCodes(t, v, "", CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, CodeRepeat, "", "", "", "", "")
+	if v[2].Twin != 7 {
+		t.Fatalf("twin of frame 2: %d, want 7", v[2].Twin)
+	}
+}
+
+// Two rooms shot with one bracket setting are no repeated set, though the EXIF
+// exposures repeat.
+func TestJudgeTwoRoomsNoRepeat(t *testing.T) {
+	fs := append(bracket(room(sw, sh, 7)), bracket(room(sw, sh, 8))...)
+	wantCodes(t, JudgeWith(fs, Options{Trace: t.Logf}), "", "", "", "", "", "", "", "", "", "")
+}

@@ -37,6 +37,9 @@ func pairSharpness(a, b *stats) (lr [4]float64, common int) {
 	}
 	const f, k = 0, 1 // the short and the long step
 	for d := range 4 {
+		if ea[d][f] == 0 || eb[d][f] == 0 || ea[d][k] == 0 || eb[d][k] == 0 {
+			return [4]float64{}, 0 // featureless: nothing to compare
+		}
 		sa := (ea[d][f] / na[d][f]) / (ea[d][k] / na[d][k])
 		sb := (eb[d][f] / nb[d][f]) / (eb[d][k] / nb[d][k])
 		lr[d] = math.Log(sa / sb)
@@ -47,15 +50,14 @@ func pairSharpness(a, b *stats) (lr [4]float64, common int) {
 // Thresholds. Each was set from the real bracket sets in the test photos and
 // degraded copies of them (see grouping's cull test), with a margin to the real
 // frames.
-var (
+const (
 	// A black frame's brightest pixels (99.9th percentile) stay below this 8-bit
 	// sRGB code: lens-cap noise reaches some 10, a real darkest bracket's windows
 	// or lamps 100 and more.
 	blackCode = 24
 	// blurRatio: a frame is blurred when its sharpness is below this share of the
-	// median of its siblings'.
-	// Real brackets measure 0.70 and up, the blurred copies of the measurement
-	// mostly under 0.6.
+	// median of its siblings'. Real brackets measure 0.70 and up, the blurred
+	// copies of the measurement mostly under 0.6.
 	blurRatio = 0.62
 	// motionAniso: blur is motion when the least sharp direction has lost this much
 	// more than the sharpest (as a ratio of the two).
@@ -105,12 +107,30 @@ func JudgeWith(frames []Frame, opt Options) []Verdict {
 	if len(frames) == 0 {
 		return out
 	}
-	info := make([]frameInfo, len(frames))
+	// Frames without pixels are kept and take no part.
+	var info []frameInfo
+	var idx []int
 	for i, f := range frames {
-		info[i] = frameInfo{st: measure(luminance(f.Image)), ev: f.ev()}
+		if f.Image == nil || f.Image.W() == 0 || f.Image.H() == 0 {
+			continue
+		}
+		info = append(info, frameInfo{st: measure(luminance(f.Image)), ev: f.ev()})
+		idx = append(idx, i)
 	}
-	j := judge{info: info, out: out, trace: opt.Trace}
+	if len(info) == 0 {
+		return out
+	}
+	j := judge{info: info, out: make([]Verdict, len(info)), trace: opt.Trace}
+	for i := range j.out {
+		j.out[i] = keep()
+	}
 	j.run()
+	for k, i := range idx {
+		out[i] = j.out[k]
+		if out[i].Twin >= 0 {
+			out[i].Twin = idx[out[i].Twin]
+		}
+	}
 	return out
 }
 
@@ -118,8 +138,6 @@ type judge struct {
 	info  []frameInfo
 	out   []Verdict
 	trace func(format string, args ...any)
-	// sharp is each frame's sharpness relative to its siblings (NaN: not judged).
-	sharp []float64
 }
 
 func (j *judge) logf(format string, args ...any) {
@@ -199,10 +217,6 @@ func (j *judge) blur() {
 		ok   bool
 	}
 	scores := make([]score, len(j.info))
-	j.sharp = make([]float64, len(j.info))
-	for i := range j.sharp {
-		j.sharp[i] = math.NaN()
-	}
 	for _, a := range ix {
 		var all []float64
 		var dirs [4][]float64
@@ -224,12 +238,11 @@ func (j *judge) blur() {
 			s.dirs[d] = median(dirs[d])
 		}
 		scores[a] = s
-		j.sharp[a] = math.Exp(s.all)
 		j.logf("frame %d: sharpness %.3f dirs %.3f %.3f %.3f %.3f (%d siblings)", a, math.Exp(s.all), math.Exp(s.dirs[0]), math.Exp(s.dirs[1]), math.Exp(s.dirs[2]), math.Exp(s.dirs[3]), len(all))
 	}
 	for _, a := range ix {
 		s := scores[a]
-		if !s.ok || s.all >= math.Log(blurRatio) {
+		if !s.ok || !(s.all < math.Log(blurRatio)) { // NaN keeps
 			continue
 		}
 		lo, hi := s.dirs[0], s.dirs[0]
@@ -299,7 +312,7 @@ func (j *judge) exposureGap(a, b int) float64 {
 	if !math.IsNaN(ea) && !math.IsNaN(eb) {
 		return math.Abs(ea - eb)
 	}
-	r, ok := lookRatio(j.info[a].st, j.info[b].st)
+	r, ok, _ := lookRatio(j.info[a].st, j.info[b].st)
 	if !ok {
 		return math.NaN()
 	}
@@ -308,13 +321,21 @@ func (j *judge) exposureGap(a, b int) float64 {
 	return max(math.Abs(r), highGap(j.info[a].st, j.info[b].st))
 }
 
-// same reports whether two frames repeat one exposure.
+// same reports whether two frames repeat one exposure of one view. The EXIF
+// decides the exposure when both frames have it, but the pixels must show the
+// same view too: two rooms shot with one bracket setting are no repeat.
 func (j *judge) same(a, b int) bool {
-	g := j.exposureGap(a, b)
-	if !math.IsNaN(j.info[a].ev) && !math.IsNaN(j.info[b].ev) {
-		return g < sameEV
+	ea, eb := j.info[a].ev, j.info[b].ev
+	r, ok, view := lookRatio(j.info[a].st, j.info[b].st)
+	if ok && !view {
+		return false
 	}
-	return g < sameLook
+	if !math.IsNaN(ea) && !math.IsNaN(eb) {
+		// A frame almost all clipped or all dark shows too little to tell the view;
+		// its run's other frames do.
+		return math.Abs(ea-eb) < sameEV
+	}
+	return ok && max(math.Abs(r), highGap(j.info[a].st, j.info[b].st)) < sameLook
 }
 
 // twin returns the frame of run nearest to a in exposure among those repeating

@@ -246,26 +246,76 @@ func (s *stats) flatness() float64 {
 }
 
 // lookRatio is the median log2 ratio of b's thumbnail to a's over the pixels well
-// exposed in both, and whether enough were to tell.
-func lookRatio(a, b *stats) (float64, bool) {
-	if len(a.thumb) != len(b.thumb) {
-		return 0, false
+// exposed in both. ok says enough were to tell; view that they show the same
+// view: the correlation of their log luminance there, at the best of the shifts
+// within viewReach thumbnail pixels (a handheld repeat moves), is at least
+// sameView.
+func lookRatio(a, b *stats) (ratio float64, ok, view bool) {
+	if len(a.thumb) != len(b.thumb) || a.thW != b.thW {
+		return 0, false, false
 	}
 	// Well above the noise floor only: a dark bracket's floor is the same in every
 	// dark bracket.
 	const lo = 0.03
+	usable := func(v float32) bool { return v >= lo && v <= validHi }
 	var r []float64
 	for i, va := range a.thumb {
-		vb := b.thumb[i]
-		if va >= lo && va <= validHi && vb >= lo && vb <= validHi {
+		if vb := b.thumb[i]; usable(va) && usable(vb) {
 			r = append(r, math.Log2(float64(vb)/float64(va)))
 		}
 	}
 	// A dark bracket keeps only its windows: a few percent of the frame is enough.
-	if len(r) < max(30, len(a.thumb)*3/100) {
-		return 0, false
+	minN := max(30, len(a.thumb)*3/100)
+	if len(r) < minN {
+		return 0, false, false
 	}
-	return median(r), true
+	w, h := a.thW, a.thH
+	var la, lb []float64
+	for dy := -viewReach; dy <= viewReach && !view; dy++ {
+		for dx := -viewReach; dx <= viewReach && !view; dx++ {
+			la, lb = la[:0], lb[:0]
+			for y := max(0, -dy); y < min(h, h-dy); y++ {
+				for x := max(0, -dx); x < min(w, w-dx); x++ {
+					va, vb := a.thumb[y*w+x], b.thumb[(y+dy)*w+x+dx]
+					if usable(va) && usable(vb) {
+						la = append(la, math.Log2(float64(va)))
+						lb = append(lb, math.Log2(float64(vb)))
+					}
+				}
+			}
+			view = len(la) >= minN && pearson(la, lb) >= sameView
+		}
+	}
+	return median(r), true, view
+}
+
+// viewReach is how far (thumbnail pixels, of thumbEdge) a repeated frame may have
+// moved for lookRatio to still see the same view.
+const viewReach = 2
+
+// sameView is the least correlation of two frames' log luminance for them to show
+// one view: a repeated frame measures 0.9 and more, two rooms far less.
+const sameView = 0.75
+
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // srgbLUT holds sRGB codes (0..255, fractional) of linear values 0..1 in even
