@@ -3,6 +3,7 @@ package grouping
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/porchlight/porchlight/engine/cull"
@@ -29,44 +30,9 @@ type SetAside struct {
 // It reads each frame reduced (JPEG at a DCT scale, others through their preview or
 // a streamed reduction), so a 5-frame 12 MP scene takes a few hundred milliseconds.
 func Cull(files []string) (kept []string, aside []SetAside) {
-	frames := make([]cull.Frame, len(files))
-	ok := make([]bool, len(files))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, imaging.Workers()))
-	for i, f := range files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fr, err := ReadFrame(f)
-			if err == nil {
-				frames[i], ok[i] = fr, true
-			}
-		}()
-	}
-	wg.Wait()
-	var judged []cull.Frame
-	var idx []int
-	for i := range files {
-		if ok[i] {
-			judged = append(judged, frames[i])
-			idx = append(idx, i)
-		}
-	}
-	verdict := make([]cull.Verdict, len(files))
-	for i := range verdict {
-		verdict[i].Keep = true
-	}
-	for k, v := range cull.Judge(judged) {
-		verdict[idx[k]] = v
-	}
-	for i, f := range files {
-		if verdict[i].Keep {
-			kept = append(kept, f)
-			continue
-		}
-		aside = append(aside, SetAside{Path: f, Reason: verdict[i].Reason, Code: verdict[i].Code})
+	scenes, aside := CullScenes([]Scene{{Files: files}})
+	if len(scenes) > 0 {
+		kept = scenes[0].Files
 	}
 	return kept, aside
 }
@@ -114,4 +80,102 @@ func cullEdge(n int) int {
 		}
 	}
 	return min(e, cull.AnalysisEdge)
+}
+
+// CullScenes culls every scene of a grouping as Cull does one, and also finds a
+// bracket set shot twice that grouping split in two (with EXIF, a repeated
+// exposure starts a new scene): two neighbouring scenes of one folder are judged
+// together, and when frames of one repeat frames of the other, the weaker run's
+// repeated frames are set aside. A scene left without frames is dropped; the
+// others keep their Lost, Warning and Problem. Each file is read once.
+func CullScenes(scenes []Scene) ([]Scene, []SetAside) {
+	var files []string
+	for _, s := range scenes {
+		files = append(files, s.Files...)
+	}
+	frames := readFrames(files)
+	judge := func(fs []string) []cull.Verdict {
+		var judged []cull.Frame
+		var idx []int
+		for i, f := range fs {
+			if fr, ok := frames[f]; ok {
+				judged = append(judged, fr)
+				idx = append(idx, i)
+			}
+		}
+		out := make([]cull.Verdict, len(fs))
+		for i := range out {
+			out[i] = cull.Verdict{Keep: true, Twin: -1}
+		}
+		for k, v := range cull.Judge(judged) {
+			if v.Twin >= 0 {
+				v.Twin = idx[v.Twin]
+			}
+			out[idx[k]] = v
+		}
+		return out
+	}
+	var out []Scene
+	var aside []SetAside
+	apply := func(s Scene, vs []cull.Verdict) {
+		kept := s.Files[:0:0]
+		for i, f := range s.Files {
+			if vs[i].Keep {
+				kept = append(kept, f)
+				continue
+			}
+			aside = append(aside, SetAside{Path: f, Reason: vs[i].Reason, Code: vs[i].Code})
+		}
+		if len(kept) > 0 {
+			s.Files = kept
+			out = append(out, s)
+		}
+	}
+	for i := 0; i < len(scenes); i++ {
+		s := scenes[i]
+		if i+1 < len(scenes) && len(s.Files) >= 2 && len(scenes[i+1].Files) >= 2 &&
+			filepath.Dir(s.Files[0]) == filepath.Dir(scenes[i+1].Files[0]) {
+			n := len(s.Files)
+			both := append(append([]string(nil), s.Files...), scenes[i+1].Files...)
+			vs := judge(both)
+			across := false
+			for k, v := range vs {
+				if v.Code == cull.CodeRepeat && (k < n) != (v.Twin < n) {
+					across = true
+				}
+			}
+			if across {
+				apply(s, vs[:n])
+				apply(scenes[i+1], vs[n:])
+				i++
+				continue
+			}
+		}
+		apply(s, judge(s.Files))
+	}
+	return out, aside
+}
+
+// readFrames reads the files for cull, a few at a time; files that cannot be read
+// are missing from the map.
+func readFrames(files []string) map[string]cull.Frame {
+	out := make(map[string]cull.Frame, len(files))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, imaging.Workers()))
+	for _, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if fr, err := ReadFrame(f); err == nil {
+				mu.Lock()
+				out[f] = fr
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

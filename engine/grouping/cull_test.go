@@ -407,3 +407,87 @@ func TestCullFiles(t *testing.T) {
 		t.Errorf("set aside: %+v", aside)
 	}
 }
+
+// A bracket set shot twice, the second time a little shaken: grouping splits it
+// at the repeated exposures, and CullScenes judges the two scenes together and
+// sets the shaken run aside, leaving one scene. A scene of another view beside it
+// is left alone.
+func TestCullScenesSetShotTwice(t *testing.T) {
+	root := testphotos.Dir(t)
+	dir := t.TempDir()
+	var originals, shaken []string
+	for i, n := range testphotos.Brackets(t, "building_exterior_phone") {
+		src := filepath.Join(root, "brackets", "building_exterior_phone", n)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, n)
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		originals = append(originals, dst)
+		f, err := os.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		meta, err := codec.ReadMeta(f, st.Size())
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := ReadFrame(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta.DateTimeOriginal = meta.DateTimeOriginal.Add(2 * time.Minute)
+		meta.Thumbnail = nil
+		p := filepath.Join(dir, fmt.Sprintf("z_again_%d.jpg", i))
+		img := finish(motionBlur(fr.Image, 6, 30), 0.8, uint64(i))
+		if err := codec.WriteFile(p, img, codec.EncodeOptions{Format: "jpeg", Quality: 95, Meta: &meta}); err != nil {
+			t.Fatal(err)
+		}
+		shaken = append(shaken, p)
+	}
+	res, err := Group([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scenes) != 2 {
+		t.Fatalf("grouping gave %d scenes, want the two runs: %+v", len(res.Scenes), res.Scenes)
+	}
+	scenes, aside := CullScenes(res.Scenes)
+	if len(scenes) != 1 || strings.Join(scenes[0].Files, ",") != strings.Join(originals, ",") {
+		t.Fatalf("scenes after culling: %+v", scenes)
+	}
+	var got []string
+	for _, a := range aside {
+		if a.Code != cull.CodeRepeat || a.Reason != "repeated set: kept the sharper one" {
+			t.Errorf("set aside: %+v", a)
+		}
+		got = append(got, a.Path)
+	}
+	if strings.Join(got, ",") != strings.Join(shaken, ",") {
+		t.Fatalf("set aside %v, want %v", got, shaken)
+	}
+
+	// The library beside the set in the folder: neither scene repeats the other.
+	var lib []string
+	for _, n := range testphotos.Brackets(t, "library_phone")[:3] {
+		b, err := os.ReadFile(filepath.Join(root, "brackets", "library_phone", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "lib_"+n)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lib = append(lib, p)
+	}
+	both := []Scene{{Files: originals}, {Files: lib}}
+	scenes, aside = CullScenes(both)
+	if len(scenes) != 2 || len(aside) != 0 {
+		t.Fatalf("two views: scenes %+v, set aside %+v", scenes, aside)
+	}
+}
