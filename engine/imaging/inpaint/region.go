@@ -276,6 +276,12 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 		} else {
 			l.setLocality(r.levels[k+1].sigma2)
 			l.upsampleFrom(r.levels[k+1], seed, k)
+			if sc.band > 0 && k > 0 {
+				// Above full resolution the pixels deeper than the search reads are
+				// never read again (the next level takes the field, not the pixels), so
+				// they need no vote; at full resolution they are the fill.
+				l.refine = int32(3 * sc.band)
+			}
 			if err := l.complete(ctx, k); err != nil {
 				return err
 			}
