@@ -51,7 +51,9 @@
 //     clearly more than another, else focus. The darkest bracket, which shares
 //     little that is well exposed with the others, is rarely judged.
 //
-// Cost: about 20 ms a frame at 1000 pixels on one core, most of it the tile sums.
+// Cost: about 30 ms a frame at 1000 pixels on one core, most of it the tile sums
+// (BenchmarkJudge); grouping.Cull reads a 5-frame 12 MP scene and judges it in
+// about 200 ms on two cores.
 package cull
 
 import (

@@ -232,3 +232,18 @@ func TestJudgeTwoRoomsNoRepeat(t *testing.T) {
 	fs := append(bracket(room(sw, sh, 7)), bracket(room(sw, sh, 8))...)
 	wantCodes(t, JudgeWith(fs, Options{Trace: t.Logf}), "", "", "", "", "", "", "", "", "", "")
 }
+
+// BenchmarkJudge judges a 5-frame bracket at 1000×667, the size grouping.Cull
+// reads frames at.
+func BenchmarkJudge(b *testing.B) {
+	const w, h = 1000, 667
+	r := room(w, h, 9)
+	var fs []Frame
+	for i, ev := range []float64{-4, -2, 0, 2, 4} {
+		fs = append(fs, Frame{Image: shot(r, w, h, ev, 0, uint64(i)), ExposureTime: math.Exp2(ev) / 60, FNumber: 8, ISO: 100})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Judge(fs)
+	}
+}

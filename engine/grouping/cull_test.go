@@ -161,8 +161,8 @@ func degradedCases(sc cullScene) []cullCase {
 	}
 	blurs := []blur{
 		{motion: true, px: 5, deg: 0}, {motion: true, px: 8, deg: 45}, {motion: true, px: 12, deg: 90},
-		{motion: true, px: 15, deg: 135}, {motion: true, px: 6, deg: 20},
-		{defocusR: 2}, {defocusR: 3}, {defocusR: 4},
+		{motion: true, px: 15, deg: 135},
+		{defocusR: 2}, {defocusR: 4},
 	}
 	for i, b := range blurs {
 		k := (i + 1) % n

@@ -31,6 +31,12 @@
 //     scene's other brackets only, so a flash frame neither repeats an exposure nor
 //     stands in for the frame of nearest exposure; a bracket after only flash frames
 //     is compared with them by edges.
+//
+// Culling (cull.go) comes after grouping: Cull and CullScenes read small copies of
+// a scene's frames and set aside, with a reason for the photographer, a repeated
+// bracket set's weaker run and blurred, black and test frames (see package cull).
+// A set shot twice is split by rule 4 at the repeated exposures, so CullScenes
+// judges neighbouring scenes of a folder together.
 package grouping
 
 import (
