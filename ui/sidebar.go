@@ -372,6 +372,7 @@ func (w *Window) openShoot(e shootEntry) {
 		case e.Hot:
 			sh = w.buildHotShoot(e)
 		default:
+			w.waitSaves()
 			rec, err := w.shoots.Get(w.ctx, e.ID)
 			if err != nil {
 				w.do(func() { w.showError(fmt.Errorf("open %s: %w", e.Name, err)) })
@@ -518,6 +519,7 @@ func (w *Window) deleteShoot() {
 	w.busy.Add(1)
 	go func() {
 		defer w.busy.Done()
+		w.waitSaves() // none of its saves may land after the delete
 		if err := w.shoots.Delete(w.ctx, id); err != nil {
 			w.do(func() { w.showError(fmt.Errorf("delete shoot: %w", err)) })
 		}
@@ -551,6 +553,9 @@ func (w *Window) queueSaveOf(sh *Shoot) {
 	if id, _ := w.deleted.Load().(string); id == rec.ID {
 		return
 	}
+	w.saveMu.Lock()
+	w.savePending++
+	w.saveMu.Unlock()
 	select {
 	case w.saveQ <- rec:
 	default:
@@ -558,9 +563,38 @@ func (w *Window) queueSaveOf(sh *Shoot) {
 		w.busy.Add(1)
 		go func() {
 			defer w.busy.Done()
-			w.putShoot(rec)
+			w.writeQueued(rec)
 		}()
 	}
+}
+
+// writeQueued writes a snapshot handed over by queueSaveOf.
+func (w *Window) writeQueued(rec core.Shoot) {
+	w.putShoot(rec)
+	w.saveMu.Lock()
+	w.savePending--
+	w.saveDone.Broadcast()
+	w.saveMu.Unlock()
+}
+
+// waitSaves writes what is queued and waits for writes under way, so that a read
+// of the store that follows sees every change made before (not on the UI
+// goroutine).
+func (w *Window) waitSaves() {
+	for {
+		select {
+		case rec := <-w.saveQ:
+			w.writeQueued(rec)
+			continue
+		default:
+		}
+		break
+	}
+	w.saveMu.Lock()
+	for w.savePending > 0 {
+		w.saveDone.Wait()
+	}
+	w.saveMu.Unlock()
 }
 
 // saver writes the current shoot once its changes pause (or at least every
@@ -576,7 +610,7 @@ func (w *Window) saver(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case rec := <-w.saveQ:
-			w.putShoot(rec)
+			w.writeQueued(rec)
 			continue
 		case <-t.C:
 		}
@@ -640,7 +674,7 @@ func (w *Window) flushSaves() {
 	for {
 		select {
 		case rec := <-w.saveQ:
-			w.putShoot(rec)
+			w.writeQueued(rec)
 			continue
 		default:
 		}
@@ -707,7 +741,11 @@ func (w *Window) followHot(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		waiting := w.hotWaiting()
 		mu.Lock()
+		if waitOutputs.IsZero() && waiting {
+			waitOutputs = time.Now().Add(time.Second)
+		}
 		if !waitOutputs.IsZero() && time.Now().After(waitOutputs) {
 			waitOutputs, rebuild = time.Time{}, true
 		}
@@ -728,35 +766,39 @@ func (w *Window) followHot(ctx context.Context) {
 		if l {
 			w.reloadShoots()
 		}
-		if r && w.rebuildHot(ctx) {
-			// The folder writes a result after its order completed, and no event
-			// says so: look again in a while.
-			mu.Lock()
-			waitOutputs = time.Now().Add(time.Second)
-			mu.Unlock()
+		if r {
+			w.rebuildHot(ctx)
 		}
 	}
 }
 
+// hotWaiting reports whether the open hot shoot has a scene that completed lately
+// without the result its folder writes: no event says when the folder wrote it,
+// so the shoot is built again a while later.
+func (w *Window) hotWaiting() bool {
+	if !w.shoot.ReadOnly() {
+		return false
+	}
+	for _, s := range w.shoot.Scenes() {
+		if s.Summary.Status == core.OrderCompleted && s.Saved == "" && time.Since(s.Summary.UpdatedAt) < time.Minute {
+			return true
+		}
+	}
+	return false
+}
+
 // rebuildHot builds the open hot shoot again from the engine's orders (a new
-// scene came in, or one was delivered), keeping the scene shown. It reports
-// whether a completed scene's result is not written yet.
-func (w *Window) rebuildHot(ctx context.Context) bool {
+// scene came in, or one was delivered), keeping the scene shown.
+func (w *Window) rebuildHot(ctx context.Context) {
 	id := w.shoot.ID()
 	if !strings.HasPrefix(id, hotPrefix) {
-		return false
+		return
 	}
 	for _, e := range w.hotEntries(ctx) {
 		if e.ID != id {
 			continue
 		}
 		sh := w.buildHotShoot(e)
-		waiting := false
-		for _, s := range sh.Scenes() {
-			if s.Summary.Status == core.OrderCompleted && s.Saved == "" && time.Since(s.Summary.UpdatedAt) < time.Minute {
-				waiting = true
-			}
-		}
 		w.do(func() {
 			if w.shoot.ID() != id {
 				return
@@ -764,9 +806,8 @@ func (w *Window) rebuildHot(ctx context.Context) bool {
 			w.shoot.Replace(sh)
 			w.refresh()
 		})
-		return waiting
+		return
 	}
-	return false
 }
 
 // memShoots keeps shoots in memory, for a window built without a store.

@@ -81,6 +81,10 @@ type Window struct {
 	saved   map[string]bool      // shoots written to the store
 	savedAt map[string]time.Time // the newest snapshot written of each
 
+	saveMu      sync.Mutex
+	saveDone    *sync.Cond // signalled as queued snapshots are written
+	savePending int        // snapshots queued and not yet written
+
 	bgMu sync.Mutex
 	bg   map[string]*Shoot // window shoots switched away from with work under way
 
@@ -191,6 +195,7 @@ func newWindow(a fyne.App, deps Deps, do func(func())) (*Window, error) {
 	if w.shoots == nil {
 		w.shoots = &memShoots{}
 	}
+	w.saveDone = sync.NewCond(&w.saveMu)
 	// The hot folders' work is listed beside the window's; without its owner the
 	// sidebar lists the window's shoots only.
 	if hot, err := deps.Keys.InternalOwner(keys.OwnerHotfolders); err == nil {
