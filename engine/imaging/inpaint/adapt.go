@@ -245,7 +245,9 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 // 4-neighbours, red pixels then black ones so that bands never race. Each row is
 // visited only across its unknown pixels.
 func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, nc, sweeps int) {
+	// spans bounds each row's unknown pixels; has marks the pixels that carry a value.
 	spans := make([][2]int, h)
+	has := make([]bool, w*h)
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := unknown[y*w : (y+1)*w]
@@ -257,6 +259,7 @@ func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, 
 					}
 					b = x + 1
 				}
+				has[y*w+x] = u || fixed[y*w+x]
 			}
 			spans[y] = [2]int{a, b}
 		}
@@ -279,33 +282,29 @@ func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, 
 					n := float32(0)
 					// Neighbours in a fixed order (left, right, up, down): the sums, and so
 					// the result, do not depend on the bands.
-					if j := i - 1; x > 0 && (unknown[j] || fixed[j]) {
-						for c := 0; c < nc; c++ {
-							acc[c] += v[j*nc+c]
+					add := func(j int) {
+						p := v[j*nc : j*nc+nc]
+						for c, pv := range p {
+							acc[c] += pv
 						}
 						n++
 					}
-					if j := i + 1; x < w-1 && (unknown[j] || fixed[j]) {
-						for c := 0; c < nc; c++ {
-							acc[c] += v[j*nc+c]
-						}
-						n++
+					if x > 0 && has[i-1] {
+						add(i - 1)
 					}
-					if j := i - w; y > 0 && (unknown[j] || fixed[j]) {
-						for c := 0; c < nc; c++ {
-							acc[c] += v[j*nc+c]
-						}
-						n++
+					if x < w-1 && has[i+1] {
+						add(i + 1)
 					}
-					if j := i + w; y < h-1 && (unknown[j] || fixed[j]) {
-						for c := 0; c < nc; c++ {
-							acc[c] += v[j*nc+c]
-						}
-						n++
+					if y > 0 && has[i-w] {
+						add(i - w)
+					}
+					if y < h-1 && has[i+w] {
+						add(i + w)
 					}
 					if n > 0 {
-						for c := 0; c < nc; c++ {
-							v[i*nc+c] = acc[c] / n
+						p := v[i*nc : i*nc+nc]
+						for c := range p {
+							p[c] = acc[c] / n
 						}
 					}
 				}
