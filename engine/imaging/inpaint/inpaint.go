@@ -63,16 +63,7 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 		return nil, err
 	}
 	w, h := img.W(), img.H()
-	n, bb := 0, image.Rectangle{}
-	for y := 0; y < h; y++ {
-		row := hole[y*w : (y+1)*w]
-		for x, v := range row {
-			if v {
-				n++
-				bb = bb.Union(image.Rect(x, y, x+1, y+1))
-			}
-		}
-	}
+	n, bb := maskBounds(hole, w, h)
 	if n == 0 {
 		return nil, ErrEmptyMask
 	}
@@ -102,6 +93,33 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	}
 	r.composite(out)
 	return out, nil
+}
+
+// maskBounds counts the set pixels of a w×h mask and bounds them, rows in parallel.
+func maskBounds(set []bool, w, h int) (int, image.Rectangle) {
+	type rowInfo struct{ n, x0, x1 int }
+	rows := make([]rowInfo, h)
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			ri := rowInfo{x0: w}
+			for x, v := range set[y*w : (y+1)*w] {
+				if v {
+					ri.n++
+					ri.x0 = min(ri.x0, x)
+					ri.x1 = x + 1
+				}
+			}
+			rows[y] = ri
+		}
+	})
+	n, bb := 0, image.Rectangle{}
+	for y, ri := range rows {
+		if ri.n > 0 {
+			n += ri.n
+			bb = bb.Union(image.Rect(ri.x0, y, ri.x1, y+1))
+		}
+	}
+	return n, bb
 }
 
 // growPixels is how far the hole is grown before filling: a pixel, more on larger

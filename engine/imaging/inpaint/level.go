@@ -204,16 +204,30 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 		return err
 	}
 	// Box count of hole pixels over each patch via a summed-area table.
+	// Row prefix sums in parallel, then the columns accumulated in parallel (integer
+	// sums: the same table whatever the split).
 	sat := make([]int32, (w+1)*(h+1))
-	for y := 0; y < h; y++ {
-		var run int32
-		for x := 0; x < w; x++ {
-			if l.hole[y*w+x] {
-				run++
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			var run int32
+			row := sat[(y+1)*(w+1)+1 : (y+2)*(w+1)]
+			for x, v := range l.hole[y*w : (y+1)*w] {
+				if v {
+					run++
+				}
+				row[x] = run
 			}
-			sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
 		}
-	}
+	})
+	imaging.Bands(w, func(_, x0, x1 int) {
+		for y := 1; y < h; y++ {
+			prev := sat[y*(w+1)+1+x0 : y*(w+1)+1+x1]
+			cur := sat[(y+1)*(w+1)+1+x0 : (y+1)*(w+1)+1+x1]
+			for i := range cur {
+				cur[i] += prev[i]
+			}
+		}
+	})
 	l.valid = make([]bool, w*h)
 	l.mixed = make([]bool, w*h)
 	l.nnf = make([]int32, w*h)
@@ -221,7 +235,7 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 	l.wt = make([]float32, w*h)
 	l.spans = make([][2]int32, h)
 	l.holeSpans = make([][2]int32, h)
-	nTgt := make([]int, h)
+	nTgt, nSrc := make([]int, h), make([]int, h)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -252,6 +266,7 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 					last = x
 				case x >= l.pr && y >= l.pr && x < w-l.pr && y < h-l.pr:
 					l.valid[i] = true
+					nSrc[y]++
 				}
 			}
 			if first >= 0 {
@@ -266,18 +281,23 @@ func (l *level) prepare(ctx context.Context, depth []int32) error {
 	for _, n := range nTgt {
 		l.nTgt += n
 	}
-	nSrc := 0
-	for _, v := range l.valid {
-		if v {
-			nSrc++
-		}
+	// The sources in index order: each row's go after the rows above it.
+	start := make([]int, h+1)
+	for y, n := range nSrc {
+		start[y+1] = start[y] + n
 	}
-	l.srcs = make([]int32, 0, nSrc)
-	for i, v := range l.valid {
-		if v {
-			l.srcs = append(l.srcs, int32(i))
+	l.srcs = make([]int32, start[h])
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			k := start[y]
+			for x, v := range l.valid[y*w : (y+1)*w] {
+				if v {
+					l.srcs[k] = int32(y*w + x)
+					k++
+				}
+			}
 		}
-	}
+	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -35,16 +35,12 @@ func newRegion(ctx context.Context, img *imaging.Image, hole []bool, roi image.R
 	w, h := roi.Dx(), roi.Dy()
 	iw := img.W()
 	user := make([]bool, w*h)
-	var bb image.Rectangle
-	for y := 0; y < h; y++ {
-		row := user[y*w : (y+1)*w]
-		copy(row, hole[(y+roi.Min.Y)*iw+roi.Min.X:])
-		for x, v := range row {
-			if v {
-				bb = bb.Union(image.Rect(x, y, x+1, y+1))
-			}
+	imaging.Bands(h, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			copy(user[y*w:(y+1)*w], hole[(y+roi.Min.Y)*iw+roi.Min.X:])
 		}
-	}
+	})
+	_, bb := maskBounds(user, w, h)
 	all := image.Rect(0, 0, w, h)
 	// Grow the hole by `grow` pixels.
 	toHole := chamferIn(user, w, h, bb.Inset(-grow-1).Intersect(all), false)
