@@ -2,6 +2,7 @@ package inpaint
 
 import (
 	"context"
+	"image"
 	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
@@ -196,7 +197,10 @@ func (c *level) textureFrom(f *level) {
 func (l *level) prepare(ctx context.Context, depth []int32) error {
 	w, h := l.w, l.h
 	if depth == nil {
-		depth = chamfer(l.hole, w, h, true)
+		// Within the hole's box and the ring of known pixels around it: every path to
+		// the photo crosses that ring, so no distance changes.
+		_, bb := maskBounds(l.hole, w, h)
+		depth = chamferIn(l.hole, w, h, bb.Inset(-1).Intersect(image.Rect(0, 0, w, h)), true)
 	}
 	l.depth = depth
 	l.refine = farDist
