@@ -73,8 +73,8 @@
 // surround of 0.16 against 0.21 to 0.31, and keeps 0.92 of the hidden truth's
 // gradient (0.64 to 1.24 a case) where diffusion keeps 0.35 (an SSIM of 0.36 against
 // 0.35 for shift-map and 0.28 for G'MIC); on 16 object removals its gradient is 1.01
-// of the surround's. A 1 MP photo with an 8% hole takes about 0.14 s and a 12 MP one
-// about 1.8 s on two busy cores (BenchmarkErase1MP8, BenchmarkErase12MP8, which copy
-// the photo); through porchlight process, decoding and encoding included, about 0.25
-// and 1.2 s on two quieter ones.
+// of the surround's. On two cores a 1 MP photo with an 8% hole takes about 0.09 s
+// and a 12 MP one about 0.8 s (BenchmarkErase1MP8, BenchmarkErase12MP8, which copy
+// the photo); through porchlight process, decoding and encoding included, about 0.2
+// and 1.2 s.
 package inpaint
