@@ -63,6 +63,8 @@ func runWindow(cmd *cobra.Command, g *globalFlags) error {
 		Available: sys.engine.Pipeline().FeatureAvailable,
 		Config:    ui.NewConfig(v, file),
 		DataDir:   cfg.DataDir,
+		// The pipeline keeps the preview bases there (buildOptions.previews).
+		PreviewDir: previewDir(cfg.DataDir),
 		// The window's shoots live in the engine's database, beside its orders.
 		Shoots: store.NewShoots(sys.db),
 	}

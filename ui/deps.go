@@ -81,6 +81,9 @@ type Deps struct {
 	// DataDir and APIAddr ("" when the API is off) are shown in the settings.
 	DataDir string
 	APIAddr string
+	// PreviewDir holds the orders' preview bases (pipeline.Config.PreviewDir) that
+	// the sliders render over; "" previews over the delivered photo.
+	PreviewDir string
 }
 
 var (

@@ -48,7 +48,7 @@ func startSystemWith(t testing.TB, dir string) (_ *system, stop, run func()) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s.engine, err = engine.New(db, s.assets, engine.Config{Workers: 1, Logger: log, Pipeline: pipeline.New(pipeline.Config{Logger: log})})
+	s.engine, err = engine.New(db, s.assets, engine.Config{Workers: 1, Logger: log, Pipeline: pipeline.New(pipeline.Config{Logger: log, PreviewDir: filepath.Join(dir, "previews")})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +97,7 @@ func windowOn(t testing.TB, sys *system, cfgFile, out string) (*harness, func())
 	w, err := newWindow(a, Deps{
 		Engine: sys.engine, Assets: sys.assets, Keys: sys.keys, Shoots: store.NewShoots(sys.db),
 		Available: sys.engine.Pipeline().FeatureAvailable, Config: cfg, DataDir: sys.dir,
+		PreviewDir: filepath.Join(sys.dir, "previews"),
 	}, loop.do)
 	if err != nil {
 		t.Fatal(err)

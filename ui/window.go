@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"log"
 	"net/url"
 	"path/filepath"
@@ -116,6 +117,7 @@ type Window struct {
 	overview    fyne.CanvasObject
 	emptyState  fyne.CanvasObject
 	detail      *detailView
+	adjust      *adjustView // the sliders of the scene shown
 	shootForm   *optionsForm
 	sceneForm   *optionsForm
 	sceneHeader *widget.Label
@@ -372,6 +374,7 @@ func (w *Window) refresh() {
 		w.overallPct.Hide()
 	}
 	w.updateSceneForm()
+	w.updateAdjust()
 	w.updateListActions()
 	w.updateSidebar()
 	title := "Porchlight · " + w.shoot.Name()
@@ -445,6 +448,8 @@ func (w *Window) build() {
 	w.activityMsg.Hide()
 
 	w.detail = newDetailView(w)
+	w.adjust = newAdjustView(w)
+	w.adjust.onPreview = w.showAdjusted
 	w.list = w.buildList()
 	w.grid = w.buildGrid()
 	w.overview = w.buildOverview()
@@ -553,7 +558,9 @@ func (w *Window) buildRight() fyne.CanvasObject {
 	w.sideTabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Shoot", theme.GridIcon(), shootTab),
 		container.NewTabItemWithIcon("Scene", theme.FileImageIcon(), sceneTab),
+		container.NewTabItemWithIcon("Adjust", theme.ColorChromaticIcon(), container.NewPadded(w.adjust.Object())),
 	)
+	w.sideTabs.OnSelected = func(*container.TabItem) { w.updateAdjust() }
 	return w.sideTabs
 }
 
@@ -1014,4 +1021,33 @@ func (b *versionBar) update(s Scene) {
 	} else {
 		b.again.Hide()
 	}
+}
+
+// adjustTab is the index of the sliders' tab on the right.
+const adjustTab = 2
+
+// updateAdjust points the sliders at the scene shown while their tab is open.
+func (w *Window) updateAdjust() {
+	if w.adjust == nil || w.sideTabs == nil || w.sideTabs.SelectedIndex() != adjustTab {
+		return
+	}
+	s, ok := w.shoot.Get(w.selected)
+	if !ok {
+		w.adjust.panel.SetNote("Select a scene to adjust it.")
+		return
+	}
+	w.adjust.show(s)
+}
+
+// showAdjusted shows a slider preview as the scene's "after" (UI goroutine).
+func (w *Window) showAdjusted(img image.Image, full image.Point, took time.Duration) {
+	if w.selected != w.adjust.sceneID {
+		return
+	}
+	before := w.adjust.before
+	if before == nil {
+		before = img
+	}
+	w.detail.compare.SetImages(before, img, full)
+	w.adjust.panel.SetNote(fmt.Sprintf("Preview updated in %d ms. Render full size makes a new version with these settings.", took.Milliseconds()))
 }

@@ -248,7 +248,11 @@ func (w *Window) importProgress(s Scene) (ready, failed int, reasons []string) {
 // submitDrafts checks the draft scenes with the catalog's validator and submits
 // them. Nothing is submitted when one scene is invalid: that scene says why.
 func (w *Window) submitDrafts() error {
-	drafts := w.shoot.Drafts()
+	return w.submitScenes(w.shoot.Drafts())
+}
+
+// submitScenes submits the draft scenes drafts as one run.
+func (w *Window) submitScenes(drafts []Scene) error {
 	if len(drafts) == 0 {
 		return errors.New("there is nothing to process: add photos first")
 	}
@@ -688,9 +692,43 @@ func (w *Window) checkRunDone(runID int) {
 // reeditScene makes a processed scene a draft again, to be processed with other
 // options; its results so far stay as versions.
 func (w *Window) reeditScene(id int) {
-	if err := w.shoot.Reedit(id); err != nil {
+	if !w.reedit(id) {
+		return
+	}
+	if s, ok := w.shoot.Get(id); ok {
+		w.setStatus(s.Name + ": change its settings, then process it again; the earlier result is kept.")
+		w.sideTabs.SelectIndex(1)
+	}
+	w.refresh()
+}
+
+// reprocessWith processes scene id again with the scene options o, as a new version
+// (the sliders' full-size render).
+func (w *Window) reprocessWith(id int, o core.Options) {
+	if s, ok := w.shoot.Get(id); ok && s.Phase != PhaseDraft && !w.reedit(id) {
+		return
+	}
+	if err := w.shoot.SetOverrides(id, o); err != nil {
 		w.setStatus(err.Error())
 		return
+	}
+	s, ok := w.shoot.Get(id)
+	if !ok {
+		return
+	}
+	if err := w.submitScenes([]Scene{s}); err != nil {
+		w.showError(err)
+		return
+	}
+	w.setStatus(s.Name + ": rendering the new version at full size; the earlier result is kept.")
+}
+
+// reedit makes scene id a draft again, its photos queued for import where this run
+// of the window has not imported them; it reports whether it could.
+func (w *Window) reedit(id int) bool {
+	if err := w.shoot.Reedit(id); err != nil {
+		w.setStatus(err.Error())
+		return false
 	}
 	if s, ok := w.shoot.Get(id); ok {
 		// Its photos may not be imported in this run of the window.
@@ -703,10 +741,8 @@ func (w *Window) reeditScene(id int) {
 				w.enqueueImport(f)
 			}
 		}
-		w.setStatus(s.Name + ": change its settings, then process it again; the earlier result is kept.")
-		w.sideTabs.SelectIndex(1)
 	}
-	w.refresh()
+	return true
 }
 
 // retryScene makes a failed scene a draft again; photos whose import failed are

@@ -1,0 +1,213 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/porchlight/porchlight/core"
+	"github.com/porchlight/porchlight/engine/catalog"
+	"github.com/porchlight/porchlight/engine/imaging"
+	"github.com/porchlight/porchlight/engine/imaging/adjust"
+	"github.com/porchlight/porchlight/engine/imaging/codec"
+	"github.com/porchlight/porchlight/engine/pipeline"
+)
+
+// adjustView drives the sliders of the scene the detail view shows: it loads the
+// scene's preview base (its newest version's image before the sliders, kept by the
+// pipeline), renders every slider move over it off the UI goroutine, shows the
+// result as the "after" image, and keeps the values as the scene's options. The
+// full-size render is a new version of the scene, processed when the photographer
+// asks for it.
+type adjustView struct {
+	w     *Window
+	panel *sliderPanel
+
+	sceneID int
+	orderID string       // the version the base belongs to
+	base    sliderValues // the sliders the base already carries
+	pv      *previewer
+	stop    context.CancelFunc
+	full    image.Point
+	before  image.Image
+
+	// onPreview shows a rendered preview (UI goroutine); took is from the move.
+	onPreview func(img image.Image, full image.Point, took time.Duration)
+	clip      sliderValues // copied settings, for paste
+}
+
+func newAdjustView(w *Window) *adjustView {
+	a := &adjustView{w: w}
+	a.panel = newSliderPanel(a.moved, sliderActions{
+		Render:     a.renderFull,
+		Copy:       func() { a.clip = a.panel.Values(); w.setStatus("Copied the slider settings.") },
+		Paste:      a.paste,
+		ApplyAll:   a.applyAll,
+		SavePreset: a.savePreset,
+	})
+	return a
+}
+
+// Object is the panel.
+func (a *adjustView) Object() fyne.CanvasObject { return a.panel.Object() }
+
+// show points the sliders at scene s (UI goroutine): its own slider options, and the
+// preview base of its newest finished version, loaded in the background when it
+// changed.
+func (a *adjustView) show(s Scene) {
+	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
+	if s.ID != a.sceneID {
+		a.sceneID = s.ID
+		a.panel.Set(sliderValuesOf(s.Overrides))
+	}
+	if !done {
+		a.close()
+		a.panel.SetNote("The sliders preview a processed scene; process it first. Values set now are used when it is processed.")
+		return
+	}
+	if s.OrderID == a.orderID && a.pv != nil {
+		return
+	}
+	a.close()
+	a.orderID = s.OrderID
+	a.panel.SetNote("Loading the preview…")
+	ctx, cancel := context.WithCancel(a.w.ctx)
+	a.stop = cancel
+	id, order, out, ref := s.ID, s.OrderID, s.Summary.OutputAssetID, s.Reference()
+	a.w.busy.Add(1)
+	go func() {
+		defer a.w.busy.Done()
+		base, carried, full, note, err := a.loadBase(ctx, order, out)
+		var before image.Image
+		if err == nil {
+			before, _ = decodeFile(ref, adjust.PreviewEdge)
+		}
+		var pv *previewer
+		if err == nil {
+			pv, err = newPreviewer(ctx, base, func(img image.Image, took time.Duration) {
+				// The view scales what it holds in the background; it gets its own
+				// copy, and the previewer keeps its buffers.
+				img = cloneNRGBA(img.(*image.NRGBA))
+				a.w.do(func() {
+					if a.sceneID == id && a.onPreview != nil {
+						a.onPreview(img, a.full, took)
+					}
+				})
+			})
+		}
+		a.w.do(func() {
+			if ctx.Err() != nil || a.sceneID != id {
+				return
+			}
+			if err != nil {
+				a.panel.SetNote("No preview: " + err.Error())
+				return
+			}
+			a.pv, a.base, a.before = pv, carried, before
+			a.full = full
+			a.panel.SetNote(note)
+			pv.Request(a.panel.Values().settings(carried)) // the scene as the sliders stand
+		})
+	}()
+}
+
+// loadBase reads the version's preview base; an order run before the window kept
+// bases has its delivered photo as the base, with its own sliders carried.
+// It also returns the delivered photo's full size, for the 100 % view.
+func (a *adjustView) loadBase(ctx context.Context, orderID, outputID string) (*imaging.Image, sliderValues, image.Point, string, error) {
+	rec, err := a.w.deps.Engine.OrderRecord(ctx, a.w.owner, orderID)
+	if err != nil {
+		return nil, nil, image.Point{}, "", err
+	}
+	f, asset, err := a.w.deps.Assets.Open(outputID)
+	if err != nil {
+		return nil, nil, image.Point{}, "", err
+	}
+	defer f.Close()
+	full := image.Pt(asset.Width, asset.Height)
+	if dir := a.w.deps.PreviewDir; dir != "" {
+		base, err := pipeline.LoadPreviewBase(dir, orderID)
+		if err == nil {
+			return base, nil, full, "Previewing this version. Render full size makes a new version with these settings.", nil
+		}
+		if !errors.Is(err, pipeline.ErrNoPreviewBase) {
+			return nil, nil, image.Point{}, "", err
+		}
+	}
+	img, _, err := codec.Decode(f, asset.Size, codec.DecodeOptions{ScaleToMaxEdge: adjust.PreviewEdge, MaxPixels: -1})
+	if err != nil {
+		return nil, nil, image.Point{}, "", fmt.Errorf("the result does not decode: %w", err)
+	}
+	return img, sliderValuesOfResolved(rec.Resolved), full,
+		"Previewing over the delivered photo (this version kept no preview base); the full-size render is exact.", nil
+}
+
+func (a *adjustView) close() {
+	if a.stop != nil {
+		a.stop()
+	}
+	a.stop, a.pv, a.orderID = nil, nil, ""
+}
+
+// moved previews the values; a draft keeps them as its options at once, a
+// processed scene when it is rendered again (Render full size).
+func (a *adjustView) moved(v sliderValues) {
+	if s, ok := a.w.shoot.Get(a.sceneID); ok && s.Phase == PhaseDraft {
+		_ = a.w.shoot.SetOverrides(a.sceneID, v.apply(s.Overrides))
+	}
+	if a.pv != nil {
+		a.pv.Request(v.settings(a.base))
+	}
+}
+
+// renderFull processes the scene again with the sliders: a new version, full size.
+func (a *adjustView) renderFull() {
+	s, ok := a.w.shoot.Get(a.sceneID)
+	if !ok {
+		return
+	}
+	o := a.panel.Values().apply(s.Overrides)
+	a.w.reprocessWith(a.sceneID, o)
+}
+
+func (a *adjustView) paste() {
+	if a.clip == nil {
+		a.w.setStatus("Copy the settings of a scene first.")
+		return
+	}
+	a.panel.Set(a.clip)
+	a.moved(a.panel.Values())
+}
+
+// applyAll gives every scene of the shoot these slider settings (as their options;
+// finished scenes take them when processed again).
+func (a *adjustView) applyAll() {
+	v := a.panel.Values()
+	n := 0
+	for _, s := range a.w.shoot.Scenes() {
+		if err := a.w.shoot.SetOverrides(s.ID, v.apply(s.Overrides)); err == nil {
+			n++
+		}
+	}
+	a.w.setStatus(fmt.Sprintf("Applied the slider settings to %d %s; processed scenes take them when processed again.", n, plural(n, "scene", "scenes")))
+	a.w.refresh()
+}
+
+func (a *adjustView) savePreset() {
+	s, ok := a.w.shoot.Get(a.sceneID)
+	if !ok {
+		return
+	}
+	o := a.panel.Values().apply(catalog.Merge(a.w.shoot.Options(), s.Overrides))
+	a.w.savePresetDialog(o, nil)
+}
+
+func cloneNRGBA(src *image.NRGBA) *image.NRGBA {
+	dst := image.NewNRGBA(src.Rect)
+	copy(dst.Pix, src.Pix)
+	return dst
+}

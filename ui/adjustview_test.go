@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"image"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/porchlight/porchlight/core"
+)
+
+func meanOf(img image.Image) float64 {
+	if img == nil {
+		return 0
+	}
+	b := img.Bounds()
+	var sum float64
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			sum += float64(r+g+bl) / 3
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+// A processed scene's sliders preview over its kept base at once, and Render full
+// size makes a new version with them, keeping the first.
+func TestSlidersPreviewThenRenderANewVersion(t *testing.T) {
+	sys, _ := startSystem(t, t.TempDir())
+	h, _ := windowOn(t, sys, filepath.Join(t.TempDir(), "config.yaml"), t.TempDir())
+	id := h.drop(houses(t)[3])[0]
+	h.shortcut(ctrlEnter)
+	versions := func(n int) func() bool {
+		return func() bool {
+			s, _ := h.w.shoot.Get(id)
+			return len(s.Versions) == n && s.Summary.Status == core.OrderCompleted && s.Saved != ""
+		}
+	}
+	h.waitFor("the first version", 2*time.Minute, versions(1))
+	h.w.Select(id)
+	h.w.sideTabs.SelectIndex(adjustTab)
+	h.loop.pump()
+
+	after := func() image.Image {
+		h.w.detail.compare.mu.Lock()
+		defer h.w.detail.compare.mu.Unlock()
+		return h.w.detail.compare.after
+	}
+	h.waitFor("the preview base", 30*time.Second, func() bool { return h.w.adjust.pv != nil && after() != nil })
+	if h.w.adjust.base != nil {
+		t.Fatalf("the order kept no preview base (previewing over its output, carrying %v)", h.w.adjust.base)
+	}
+	h.waitFor("the first preview", 10*time.Second, func() bool {
+		return after() != nil && after().Bounds().Dx() <= 2048 && after().Bounds().Dx() >= 1000
+	})
+	plain := meanOf(after())
+
+	start := time.Now()
+	h.w.adjust.panel.sliders["exposure"].SetValue(1)
+	h.waitFor("the preview of +1 EV", 2*time.Second, func() bool { return meanOf(after()) > plain*1.15 })
+	t.Logf("preview after a slider move: %v (mean %.0f -> %.0f)", time.Since(start), plain, meanOf(after()))
+
+	h.w.adjust.renderFull()
+	h.waitFor("the full-size version", 2*time.Minute, versions(2))
+	s, _ := h.w.shoot.Get(id)
+	if e := s.Versions[1].Options.Exposure; e == nil || *e != 1 || s.Versions[0].Options.Exposure != nil {
+		t.Fatalf("versions' exposure %v / %v", s.Versions[0].Options.Exposure, e)
+	}
+	first, err := decodeFile(s.Versions[0].Saved, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := decodeFile(s.Versions[1].Saved, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1, m2 := meanOf(first), meanOf(second); m2 < m1*1.15 {
+		t.Fatalf("the new version's mean %.0f, the first's %.0f: the slider did not reach the full render", m2, m1)
+	}
+}
