@@ -48,6 +48,16 @@ type ShootScene struct {
 	// submitted the newest one is its current state; the others are earlier edits
 	// kept until deleted.
 	Versions []ShootVersion `json:"versions,omitempty"`
+	// SetAside are the photos culling took out of the scene (a repeated set, a
+	// blurred, black or test frame), with why; putting one back moves it to Files.
+	SetAside []SetAsideFrame `json:"setAside,omitempty"`
+}
+
+// SetAsideFrame is a photo set aside from its scene, and why.
+type SetAsideFrame struct {
+	Path   string `json:"path"`
+	Code   string `json:"code"`   // the reason as a code: motion_blur, black_frame, ...
+	Reason string `json:"reason"` // as the photographer reads it
 }
 
 // ShootVersion is one processing of a scene: the order, the options it ran with and

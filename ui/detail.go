@@ -241,10 +241,13 @@ func (d *detailView) infoText(s Scene) string {
 
 // updateStrip shows the scene's brackets, with "split here" on drafts.
 func (d *detailView) updateStrip(s Scene) {
-	key := fmt.Sprintf("%d/%d/%s", s.ID, s.Phase, strings.Join(s.Files, "|"))
+	key := fmt.Sprintf("%d/%d/%s/%d", s.ID, s.Phase, strings.Join(s.Files, "|"), len(s.SetAside))
 	if key == d.stripFor {
 		for _, o := range d.strip.Objects {
-			if t, ok := o.(*bracketTile); ok {
+			switch t := o.(type) {
+			case *bracketTile:
+				t.bindImage()
+			case *setAsideTile:
 				t.bindImage()
 			}
 		}
@@ -254,6 +257,9 @@ func (d *detailView) updateStrip(s Scene) {
 	d.strip.Objects = nil
 	for i, f := range s.Files {
 		d.strip.Add(newBracketTile(d.w, s.ID, i, f, s.Phase == PhaseDraft && i > 0))
+	}
+	for _, f := range s.SetAside {
+		d.strip.Add(newSetAsideTile(d.w, s.ID, f, s.Phase == PhaseDraft))
 	}
 	// The strip's height may have changed (split buttons come and go).
 	if r, ok := d.root.(*fyne.Container); ok {

@@ -51,6 +51,8 @@ type Scene struct {
 	// Versions are every processing of the scene, oldest first: processing it again
 	// adds one and keeps the earlier results until they are deleted.
 	Versions []Version
+	// SetAside are the photos culling took out of the scene, with why (cull.go).
+	SetAside []core.SetAsideFrame
 }
 
 // Version is one processing of a scene.
@@ -233,6 +235,7 @@ func (sh *Shoot) Record(owner string) core.Shoot {
 		rs := core.ShootScene{
 			ID: s.ID, Name: s.Name, Files: slices.Clone(s.Files), Overrides: cloneOptions(s.Overrides),
 			Phase: phaseName(s.Phase), Problem: s.Problem, Warning: s.Warning,
+			SetAside: slices.Clone(s.SetAside),
 		}
 		if s.Phase == PhasePreparing {
 			// Not submitted yet: after a restart it is a draft again.
@@ -275,6 +278,7 @@ func LoadShoot(rec core.Shoot) *Shoot {
 		s := &Scene{
 			ID: rs.ID, Name: rs.Name, Files: slices.Clone(rs.Files), Overrides: cloneOptions(rs.Overrides),
 			Phase: parsePhase(rs.Phase), Problem: rs.Problem, Warning: rs.Warning,
+			SetAside: slices.Clone(rs.SetAside),
 		}
 		for _, v := range rs.Versions {
 			s.Versions = append(s.Versions, Version{
@@ -433,6 +437,7 @@ func (s *Scene) copy() Scene {
 	c.Files = slices.Clone(s.Files)
 	c.Overrides = cloneOptions(s.Overrides)
 	c.Versions = slices.Clone(s.Versions)
+	c.SetAside = slices.Clone(s.SetAside)
 	return c
 }
 

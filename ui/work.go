@@ -51,8 +51,13 @@ func (w *Window) addPaths(paths []string, done func(ids []int, err error)) {
 			err = fmt.Errorf("%w in %s", grouping.ErrNoPhotos, describePaths(paths))
 		}
 		var ids []int
+		var aside []grouping.SetAside
 		if err == nil {
+			// Culling judges the scenes of a folder together: a set shot twice is two
+			// scenes until it sees them side by side.
+			res.Scenes, aside = grouping.CullScenes(res.Scenes)
 			ids = w.shoot.Add(res.Scenes)
+			w.shoot.AttachSetAside(ids, aside)
 			for _, id := range ids {
 				if s, ok := w.shoot.Get(id); ok {
 					for _, f := range s.Files {
@@ -70,6 +75,9 @@ func (w *Window) addPaths(paths []string, done func(ids []int, err error)) {
 				w.setStatus("Those photos are already in the shoot.")
 			default:
 				msg := fmt.Sprintf("Added %d %s from %d photos.", len(ids), plural(len(ids), "scene", "scenes"), countFiles(res.Scenes))
+				if n := len(aside); n > 0 {
+					msg += fmt.Sprintf(" %d %s set aside (%s); the scene shows why, and Put back returns one.", n, plural(n, "photo", "photos"), asideSummary(aside))
+				}
 				if n := len(res.Skipped); n > 0 {
 					msg += fmt.Sprintf(" %d %s skipped: %s", n, plural(n, "file", "files"), skippedSummary(res.Skipped))
 				}
