@@ -127,6 +127,7 @@ type sceneRow struct {
 	status *widget.Label
 	bar    *thinBar
 	cancel *widget.Button
+	dragDY float32 // how far a drag moved the row (sceneactions.go)
 }
 
 func newSceneRow(w *Window) *sceneRow {

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/porchlight/porchlight/core"
-	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/grouping"
 )
 
@@ -593,36 +592,25 @@ func (sh *Shoot) Split(id, at int) (int, error) {
 	return n.ID, nil
 }
 
-// MergeNext joins the scene after id into id (its brackets appended). Both must be
-// drafts and together hold at most engine.MaxBrackets brackets.
+// MergeNext joins the scene after id into id (its brackets appended), as
+// MergeScenes does.
 func (sh *Shoot) MergeNext(id int) error {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s, i, err := sh.draftLocked(id)
-	if err != nil {
-		return err
+	i := sh.indexLocked(id)
+	next := 0
+	if i >= 0 && i+1 < len(sh.scenes) {
+		next = sh.scenes[i+1].ID
 	}
-	if i+1 >= len(sh.scenes) {
-		return fmt.Errorf("%s is the last scene; there is nothing to merge it with", s.Name)
+	name := ""
+	if i >= 0 {
+		name = sh.scenes[i].Name
 	}
-	next := sh.scenes[i+1]
-	if next.Phase != PhaseDraft {
-		return fmt.Errorf("%s was already submitted and can no longer be changed", next.Name)
+	sh.mu.Unlock()
+	if i >= 0 && next == 0 {
+		return fmt.Errorf("%s is the last scene; there is nothing to merge it with", name)
 	}
-	if len(s.Versions)+len(next.Versions) > 0 {
-		return fmt.Errorf("%s or %s was processed before; their brackets stay as they were", s.Name, next.Name)
-	}
-	if n := len(s.Files) + len(next.Files); n > engine.MaxBrackets {
-		return fmt.Errorf("a scene takes at most %d brackets; %s and %s together have %d", engine.MaxBrackets, s.Name, next.Name, n)
-	}
-	s.Files = append(s.Files, next.Files...)
-	if s.Warning == "" {
-		s.Warning = next.Warning
-	}
-	sh.scenes = slices.Delete(sh.scenes, i+1, i+2)
-	delete(sh.byID, next.ID)
-	sh.changed()
-	return nil
+	_, err := sh.MergeScenes([]int{id, next})
+	return err
 }
 
 // Move shifts scene id by delta places (negative: up), within the list.
@@ -645,22 +633,6 @@ func (sh *Shoot) Move(id, delta int) error {
 	sh.scenes = slices.Insert(sh.scenes, j, s)
 	sh.changed()
 	return nil
-}
-
-// Remove drops scene id from the shoot; work under way is not touched (the caller
-// cancels it first).
-func (sh *Shoot) Remove(id int) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	i := sh.indexLocked(id)
-	if i < 0 {
-		return
-	}
-	s := sh.scenes[i]
-	sh.scenes = slices.Delete(sh.scenes, i, i+1)
-	delete(sh.byID, id)
-	sh.forgetOrdersLocked(s)
-	sh.changed()
 }
 
 func (sh *Shoot) forgetOrdersLocked(s *Scene) {

@@ -117,7 +117,9 @@ type Window struct {
 	overview    fyne.CanvasObject
 	emptyState  fyne.CanvasObject
 	detail      *detailView
-	adjust      *adjustView // the sliders of the scene shown
+	undoDelete  func()         // puts back the scene deleted last; nil when there is none
+	undoBtn     *widget.Button // shown while undoDelete is set
+	adjust      *adjustView    // the sliders of the scene shown
 	shootForm   *optionsForm
 	sceneForm   *optionsForm
 	sceneHeader *widget.Label
@@ -466,8 +468,11 @@ func (w *Window) build() {
 	apiLabel := widget.NewLabel(api)
 	apiLabel.Importance = widget.LowImportance
 	barBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(160, 6), w.overallBar))
+	w.undoBtn = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), w.undoLast)
+	w.undoBtn.Importance = widget.LowImportance
+	w.undoBtn.Hide()
 	status := container.NewBorder(nil, nil,
-		container.NewHBox(w.activity, w.activityMsg),
+		container.NewHBox(w.activity, w.activityMsg, w.undoBtn),
 		container.NewHBox(w.countsText, barBox, w.overallPct, widget.NewSeparator(), apiLabel),
 		w.statusText)
 	bottom := container.NewVBox(widget.NewSeparator(), status)
@@ -488,6 +493,7 @@ func (w *Window) buildAppBar() fyne.CanvasObject {
 	title := widget.NewLabelWithStyle("Porchlight", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	addFiles := widget.NewButtonWithIcon("Add photos", theme.FileImageIcon(), w.pickFile)
 	addFolder := widget.NewButtonWithIcon("Add folder", theme.FolderOpenIcon(), w.pickFolder)
+	importShoot := widget.NewButtonWithIcon("Import shoot…", theme.DownloadIcon(), w.importShoot)
 	w.processBtn = widget.NewButtonWithIcon("Process", theme.MediaPlayIcon(), func() { w.Process() })
 	w.processBtn.Importance = widget.HighImportance
 	w.processBtn.Disable()
@@ -495,7 +501,7 @@ func (w *Window) buildAppBar() fyne.CanvasObject {
 	w.cancelBtn.Disable()
 	settings := widget.NewButtonWithIcon("", theme.SettingsIcon(), w.openSettings)
 	themeBtn := widget.NewButtonWithIcon("", theme.ColorPaletteIcon(), w.toggleTheme)
-	left := container.NewHBox(icon, title, widget.NewSeparator(), addFiles, addFolder)
+	left := container.NewHBox(icon, title, widget.NewSeparator(), addFiles, addFolder, importShoot)
 	right := container.NewHBox(w.cancelBtn, w.processBtn, widget.NewSeparator(), themeBtn, settings)
 	w.appBar = container.NewBorder(nil, nil, left, right)
 	return container.NewVBox(w.appBar, widget.NewSeparator())
@@ -505,20 +511,21 @@ func (w *Window) buildLeft() fyne.CanvasObject {
 	header := widget.NewLabelWithStyle("Scenes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	up := widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { w.moveSelected(-1) })
 	down := widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { w.moveSelected(1) })
-	merge := widget.NewButtonWithIcon("Merge", theme.ContentAddIcon(), w.mergeSelected)
-	remove := widget.NewButtonWithIcon("", theme.DeleteIcon(), w.removeSelected)
+	merge := widget.NewButtonWithIcon("Merge…", theme.ContentAddIcon(), w.mergeDialog)
+	remove := widget.NewButtonWithIcon("", theme.DeleteIcon(), w.deleteSelected)
+	rename := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), w.renameSelected)
 	clearDone := widget.NewButtonWithIcon("Clear finished", theme.ContentClearIcon(), func() {
 		if n := w.shoot.ClearSettled(); n > 0 {
 			w.setStatus(fmt.Sprintf("Cleared %d finished %s.", n, plural(n, "scene", "scenes")))
 		}
 		w.refresh()
 	})
-	for _, b := range []*widget.Button{up, down, merge, remove} {
+	for _, b := range []*widget.Button{up, down, merge, remove, rename} {
 		b.Importance = widget.LowImportance
 	}
 	clearDone.Importance = widget.LowImportance
-	w.listActions = []*widget.Button{up, down, merge, remove}
-	actions := container.NewHBox(up, down, merge, remove)
+	w.listActions = []*widget.Button{up, down, merge, remove, rename}
+	actions := container.NewHBox(up, down, merge, rename, remove)
 	top := container.NewBorder(nil, nil, header, actions)
 	return container.NewBorder(top, container.NewHBox(clearDone), nil, nil, w.list)
 }
@@ -622,9 +629,12 @@ func (w *Window) updateListActions() {
 			b.Disable()
 		}
 	}
-	// Removing is also fine for settled scenes.
+	// Deleting is also fine for settled scenes, renaming for any.
 	if ok && s.Terminal() {
 		w.listActions[3].Enable()
+	}
+	if ok && !w.shoot.ReadOnly() {
+		w.listActions[4].Enable()
 	}
 }
 
@@ -745,27 +755,6 @@ func (w *Window) moveSelected(delta int) {
 	w.refresh()
 }
 
-func (w *Window) mergeSelected() {
-	if err := w.shoot.MergeNext(w.selected); err != nil {
-		w.setStatus(err.Error())
-	}
-	w.refresh()
-}
-
-func (w *Window) removeSelected() {
-	s, ok := w.shoot.Get(w.selected)
-	if !ok {
-		return
-	}
-	if s.Active() {
-		w.setStatus("Cancel " + s.Name + " before removing it.")
-		return
-	}
-	w.shoot.Remove(s.ID)
-	w.selectScene(0)
-	w.refresh()
-}
-
 // selectScene shows scene id in the detail (0: the overview).
 func (w *Window) selectScene(id int) {
 	if w.selected == id {
@@ -866,6 +855,8 @@ func (w *Window) shortcuts() {
 	add(fyne.Key0, ctrl, func() { w.detail.setActual(false) })
 	add(fyne.Key1, ctrl, func() { w.detail.setActual(true) })
 	add(fyne.KeyComma, ctrl, w.openSettings)
+	add(fyne.KeyZ, ctrl, w.undoLast)
+	add(fyne.KeyI, ctrl|fyne.KeyModifierShift, w.importShoot)
 	c.SetOnTypedKey(func(e *fyne.KeyEvent) {
 		switch e.Name {
 		case fyne.KeyEscape:
