@@ -333,18 +333,26 @@ func (f *optionsForm) buildEnum(fld *optionField) fyne.CanvasObject {
 
 func (f *optionsForm) buildPreset(fld *optionField, feature string) fyne.CanvasObject {
 	const none = "None"
-	presets, _ := catalog.Presets(feature)
 	var labels []string
 	byLabel := map[string]catalog.Preset{}
 	byKey := map[string]string{}
-	if fld.p.Default == nil {
-		labels = append(labels, none)
+	// The list is read again on every show: the photographer's own looks come and
+	// go while the window is open.
+	reload := func() {
+		presets, _ := catalog.Presets(feature)
+		labels = labels[:0]
+		clear(byLabel)
+		clear(byKey)
+		if fld.p.Default == nil {
+			labels = append(labels, none)
+		}
+		for _, p := range presets {
+			labels = append(labels, p.Name)
+			byLabel[p.Name], byKey[p.Key] = p, p.Name
+		}
 	}
-	for _, p := range presets {
-		labels = append(labels, p.Name)
-		byLabel[p.Name], byKey[p.Key] = p, p.Name
-	}
-	s := widget.NewSelect(labels, func(l string) {
+	reload()
+	s := widget.NewSelect(slices.Clone(labels), func(l string) {
 		if l == none {
 			f.changed(fld.p.Name, nil)
 			return
@@ -353,6 +361,11 @@ func (f *optionsForm) buildPreset(fld *optionField, feature string) fyne.CanvasO
 	})
 	def, _ := fld.p.Default.(string)
 	fld.show = func(v any) {
+		reload()
+		if !slices.Equal(s.Options, labels) {
+			s.Options = slices.Clone(labels)
+			s.Refresh()
+		}
 		key, ok := v.(string)
 		if !ok {
 			key = def

@@ -2,8 +2,12 @@ package ui
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 	"github.com/spf13/viper"
 
 	"github.com/porchlight/porchlight/core"
@@ -65,5 +69,42 @@ func TestSavePresetInstallsAndWritesIt(t *testing.T) {
 
 	if _, err := savePreset(cfg, "Signature", core.Options{}); err == nil {
 		t.Error("a preset named after a built-in look was saved")
+	}
+}
+
+// A look saved while the window is open is offered by the forms at their next show.
+func TestSavedPresetIsOfferedByTheForm(t *testing.T) {
+	test.NewTempApp(t)
+	t.Cleanup(func() { _ = catalog.SetUserPresets(nil) })
+	f := newOptionsForm(false, nil, nil)
+	f.Set(core.Options{}, core.Options{}, false)
+	sel := func() *widget.Select {
+		var found *widget.Select
+		var walk func(o fyne.CanvasObject)
+		walk = func(o fyne.CanvasObject) {
+			switch v := o.(type) {
+			case *widget.Select:
+				if slices.Contains(v.Options, "Signature") {
+					found = v
+				}
+			case *fyne.Container:
+				for _, c := range v.Objects {
+					walk(c)
+				}
+			}
+		}
+		walk(f.fields["tonecraft_profile"].row)
+		return found
+	}
+	if s := sel(); s == nil || slices.Contains(s.Options, "Dusk glow") {
+		t.Fatalf("the look list before saving: %v", s)
+	}
+	cfg := NewConfig(viper.New(), filepath.Join(t.TempDir(), "config.yaml"))
+	if _, err := savePreset(cfg, "Dusk glow", core.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Set(core.Options{}, core.Options{}, false)
+	if s := sel(); s == nil || !slices.Contains(s.Options, "Dusk glow") {
+		t.Fatalf("the look list after saving: %v", s.Options)
 	}
 }
