@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/porchlight/porchlight/app/hotfolder"
 	"github.com/porchlight/porchlight/engine/catalog"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
@@ -50,6 +51,15 @@ func TestProcessUsesAStudioPresetFromTheConfig(t *testing.T) {
 	r, g, bl, _ := b.At(b.Bounds().Dx()/2, b.Bounds().Dy()/2).RGBA()
 	if max(r, g, bl)-min(r, g, bl) > 0x300 {
 		t.Errorf("centre pixel %d %d %d: the preset's saturation -100 did not make it grey", r, g, bl)
+	}
+
+	// A hot folder names the studio's look like a built-in one.
+	if _, _, err := LoadConfig(cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	folders, err := hotfolder.Decode([]map[string]any{{"name": "studio", "input": t.TempDir(), "output": t.TempDir(), "preset": "studio-bright"}})
+	if err != nil || len(folders) != 1 || *folders[0].Options.TonecraftProfile != "studio-bright" {
+		t.Fatalf("a hot folder with the studio's preset: %v", err)
 	}
 
 	os.WriteFile(cfg, []byte("presets:\n  - key: signature\n    base: natural\n"), 0o600)
