@@ -286,7 +286,17 @@ func (w *Window) hotActivity() (folderOf map[string]string, acts map[string]hotA
 			if out != "" && !filepath.IsAbs(out) && st.Output != "" {
 				out = filepath.Join(st.Output, out)
 			}
-			acts[a.OrderID] = hotActivity{scene: a.Scene, output: out}
+			// Several activities can name one order; what one knows, a later one
+			// without it does not erase.
+			prev := acts[a.OrderID]
+			if out == "" {
+				out = prev.output
+			}
+			scene := a.Scene
+			if scene == "" {
+				scene = prev.scene
+			}
+			acts[a.OrderID] = hotActivity{scene: scene, output: out}
 		}
 	}
 	return folderOf, acts
@@ -779,12 +789,35 @@ func (w *Window) hotWaiting() bool {
 	if !w.shoot.ReadOnly() {
 		return false
 	}
+	w.hotDoneMu.Lock()
+	defer w.hotDoneMu.Unlock()
+	if w.hotDoneSeen == nil {
+		w.hotDoneSeen = map[string]time.Time{}
+	}
+	waiting := false
+	open := map[string]bool{}
 	for _, s := range w.shoot.Scenes() {
-		if s.Summary.Status == core.OrderCompleted && s.Saved == "" && time.Since(s.Summary.UpdatedAt) < time.Minute {
-			return true
+		if s.Summary.Status != core.OrderCompleted || s.Saved != "" {
+			continue
+		}
+		open[s.OrderID] = true
+		// Counted from when the window saw it done, not from the order's own time:
+		// a busy machine or a late look must not end the wait before it began.
+		seen, ok := w.hotDoneSeen[s.OrderID]
+		if !ok {
+			seen = time.Now()
+			w.hotDoneSeen[s.OrderID] = seen
+		}
+		if time.Since(seen) < 2*time.Minute {
+			waiting = true
 		}
 	}
-	return false
+	for id := range w.hotDoneSeen {
+		if !open[id] {
+			delete(w.hotDoneSeen, id)
+		}
+	}
+	return waiting
 }
 
 // rebuildHot builds the open hot shoot again from the engine's orders (a new

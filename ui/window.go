@@ -117,9 +117,11 @@ type Window struct {
 	overview    fyne.CanvasObject
 	emptyState  fyne.CanvasObject
 	detail      *detailView
-	undoDelete  func()         // puts back the scene deleted last; nil when there is none
-	undoBtn     *widget.Button // shown while undoDelete is set
-	adjust      *adjustView    // the sliders of the scene shown
+	hotDoneMu   sync.Mutex
+	hotDoneSeen map[string]time.Time // hot orders seen completed without their result yet, by order id
+	undoDelete  func()               // puts back the scene deleted last; nil when there is none
+	undoBtn     *widget.Button       // shown while undoDelete is set
+	adjust      *adjustView          // the sliders of the scene shown
 	shootForm   *optionsForm
 	sceneForm   *optionsForm
 	sceneHeader *widget.Label
