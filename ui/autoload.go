@@ -2,12 +2,14 @@ package ui
 
 import (
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine/catalog"
 )
@@ -23,6 +25,15 @@ import (
 //	porchlight-ui: done C F          every scene settled: C completed, F did not
 //	porchlight-ui: compare NAME      the before/after view of scene NAME is showing
 //
+// With PORCHLIGHT_UI_AUTOLOAD_TOUR set to paths too, the hook goes on: it moves the
+// sliders of the compared scene, drops the tour's paths (not processed) and shows
+// the scene culling set photos aside from and the scene with the most brackets:
+//
+//	porchlight-ui: sliders NAME      the Adjust tab previews scene NAME with moved sliders
+//	porchlight-ui: culled NAME       scene NAME shows the photos set aside from it
+//	porchlight-ui: brackets NAME N   scene NAME of N brackets is showing
+//	porchlight-ui: shoots N          the overview, the sidebar listing N shoots
+//
 // PORCHLIGHT_UI_AUTOLOAD            comma-separated files or folders
 // PORCHLIGHT_UI_AUTOLOAD_OPTIONS    shoot options as name=value pairs separated by
 //
@@ -35,11 +46,13 @@ const (
 	AutoloadEnv        = "PORCHLIGHT_UI_AUTOLOAD"
 	AutoloadOptionsEnv = "PORCHLIGHT_UI_AUTOLOAD_OPTIONS"
 	AutoloadHoldEnv    = "PORCHLIGHT_UI_AUTOLOAD_HOLD"
+	AutoloadTourEnv    = "PORCHLIGHT_UI_AUTOLOAD_TOUR"
 )
 
 // autoloadSpec is the hook's parsed environment.
 type autoloadSpec struct {
 	paths   []string
+	tour    []string // dropped after the comparison, to show culling and big scenes
 	options map[string]string
 	hold    time.Duration
 }
@@ -53,6 +66,15 @@ func parseAutoload(getenv func(string) string) (autoloadSpec, error) {
 				return s, err
 			}
 			s.paths = append(s.paths, abs)
+		}
+	}
+	for _, p := range strings.Split(getenv(AutoloadTourEnv), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return s, err
+			}
+			s.tour = append(s.tour, abs)
 		}
 	}
 	s.hold = time.Second
@@ -114,7 +136,7 @@ func (w *Window) startAutoload() {
 				w.Process()
 				autoloadSay("submitted")
 			})
-			w.awaitSettled(ids, spec.hold)
+			w.awaitSettled(ids, spec.hold, spec.tour)
 		}()
 	})
 }
@@ -143,7 +165,7 @@ func (w *Window) awaitPreviews(ids []int, timeout time.Duration) {
 
 // awaitSettled waits for the scenes to settle, reports, then opens the first
 // finished one in the comparison.
-func (w *Window) awaitSettled(ids []int, hold time.Duration) {
+func (w *Window) awaitSettled(ids []int, hold time.Duration, tour []string) {
 	for {
 		if w.ctx.Err() != nil {
 			return
@@ -172,7 +194,16 @@ func (w *Window) awaitSettled(ids []int, hold time.Duration) {
 			}
 			sleepCtx(w, hold)
 			w.do(func() {
-				w.detail.onReady = func(name string) { autoloadSay("compare %s", name) }
+				w.detail.onReady = func(name string) {
+					autoloadSay("compare %s", name)
+					if len(tour) > 0 {
+						w.busy.Add(1)
+						go func() {
+							defer w.busy.Done()
+							w.tour(first, tour, hold)
+						}()
+					}
+				}
 				w.selectScene(first)
 			})
 			return
@@ -186,4 +217,116 @@ func sleepCtx(w *Window, d time.Duration) {
 	case <-w.ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// tour shows what the window does beyond a batch (see AutoloadTourEnv).
+func (w *Window) tour(compared int, paths []string, hold time.Duration) {
+	sleepCtx(w, hold)
+	// The sliders of the compared scene, previewed over its kept base.
+	shown := make(chan struct{}, 1)
+	w.do(func() {
+		w.sideTabs.SelectIndex(adjustTab)
+		w.refresh()
+	})
+	if !w.awaitCond(30*time.Second, func() bool { return w.adjust.pv != nil }) {
+		autoloadSay("error the sliders found no preview")
+		return
+	}
+	w.do(func() {
+		prev := w.adjust.onPreview
+		w.adjust.onPreview = func(img image.Image, full image.Point, took time.Duration) {
+			prev(img, full, took)
+			select {
+			case shown <- struct{}{}:
+			default:
+			}
+		}
+		p := w.adjust.panel
+		p.sliders["exposure"].SetValue(0.6)
+		p.sliders["shadows"].SetValue(35)
+		p.sliders["vibrance"].SetValue(30)
+	})
+	select {
+	case <-shown:
+	case <-time.After(30 * time.Second):
+		autoloadSay("error no slider preview")
+		return
+	case <-w.ctx.Done():
+		return
+	}
+	if s, ok := w.shoot.Get(compared); ok {
+		autoloadSay("sliders %s", s.Name)
+	}
+	sleepCtx(w, hold)
+
+	// The tour's photos: culling and a scene of many brackets, as drafts.
+	added := make(chan []int, 1)
+	w.do(func() {
+		w.addPaths(paths, func(ids []int, err error) { added <- ids })
+	})
+	var ids []int
+	select {
+	case ids = <-added:
+	case <-w.ctx.Done():
+		return
+	}
+	w.awaitPreviews(ids, 30*time.Second)
+	culled, biggest, most := 0, 0, 0
+	for _, id := range ids {
+		s, _ := w.shoot.Get(id)
+		if len(s.SetAside) > 0 && culled == 0 {
+			culled = id
+		}
+		if len(s.Files) > most {
+			biggest, most = id, len(s.Files)
+		}
+	}
+	show := func(id int, toEnd bool, say func(Scene)) {
+		w.do(func() {
+			w.sideTabs.SelectIndex(1)
+			w.selectScene(id)
+		})
+		w.awaitCond(10*time.Second, func() bool { return w.selected == id })
+		sleepCtx(w, time.Second) // the strip's thumbnails
+		if toEnd { // where the set-aside photos are
+			w.do(func() { w.detail.stripScroll.ScrollToOffset(fyne.NewPos(w.detail.strip.MinSize().Width, 0)) })
+			sleepCtx(w, 300*time.Millisecond)
+		}
+		if s, ok := w.shoot.Get(id); ok {
+			say(s)
+		}
+		sleepCtx(w, hold)
+	}
+	if culled != 0 {
+		show(culled, true, func(s Scene) { autoloadSay("culled %s", s.Name) })
+	}
+	if biggest != 0 {
+		show(biggest, false, func(s Scene) { autoloadSay("brackets %s %d", s.Name, len(s.Files)) })
+	}
+	w.do(func() { w.selectScene(0) })
+	w.awaitCond(10*time.Second, func() bool { return w.selected == 0 })
+	sleepCtx(w, time.Second)
+	shoots := 0
+	w.awaitCond(time.Second, func() bool { shoots = len(w.side.entries); return true })
+	autoloadSay("shoots %d", shoots)
+}
+
+// awaitCond polls cond, run on the UI goroutine (it reads widgets' state), until it
+// holds or timeout passes.
+func (w *Window) awaitCond(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && w.ctx.Err() == nil {
+		got := make(chan bool, 1)
+		w.do(func() { got <- cond() })
+		select {
+		case ok := <-got:
+			if ok {
+				return true
+			}
+		case <-w.ctx.Done():
+			return false
+		}
+		sleepCtx(w, 100*time.Millisecond)
+	}
+	return false
 }

@@ -47,29 +47,7 @@ func shake(img *imaging.Image, n int) *imaging.Image {
 // the scene, shows the others set aside with why, and puts one back on request.
 func TestDropSetsAsideARepeatedShakenSet(t *testing.T) {
 	h := newHarness(t, 1)
-	root := testphotos.Dir(t)
-	dir := t.TempDir()
-	var shaken []string
-	for i, n := range testphotos.Brackets(t, "building_exterior_phone") {
-		src := filepath.Join(root, "brackets", "building_exterior_phone", n)
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, n), b, 0o644)
-		img, meta, err := codec.DecodeFile(src, codec.DecodeOptions{MaxPixels: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta.DateTimeOriginal = meta.DateTimeOriginal.Add(2 * time.Minute)
-		meta.Thumbnail = nil
-		p := filepath.Join(dir, fmt.Sprintf("z_again_%d.jpg", i))
-		if err := codec.WriteFile(p, shake(img, 25), codec.EncodeOptions{Format: "jpeg", Quality: 92, Meta: &meta}); err != nil {
-			t.Fatal(err)
-		}
-		shaken = append(shaken, p)
-	}
-
+	dir, shaken := shakenRepeat(t)
 	ids := h.drop(dir)
 	if len(ids) != 1 {
 		t.Fatalf("%d scenes from a set shot twice, want 1", len(ids))
@@ -136,4 +114,35 @@ func TestAttachSetAsideToTheNearestScene(t *testing.T) {
 	if err := sh.PutBack(ids[0], "/c/IMG_0104.jpg"); err == nil {
 		t.Fatal("a photo was put back twice")
 	}
+}
+
+// shakenRepeat writes building_exterior_phone's brackets and, two minutes later by
+// their EXIF, the same set shot again with a shaken camera; it returns the folder
+// and the shaken copies.
+func shakenRepeat(t testing.TB) (string, []string) {
+	t.Helper()
+	root := testphotos.Dir(t)
+	dir := filepath.Join(t.TempDir(), "porch")
+	os.Mkdir(dir, 0o700)
+	var shaken []string
+	for i, n := range testphotos.Brackets(t, "building_exterior_phone") {
+		src := filepath.Join(root, "brackets", "building_exterior_phone", n)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+		img, meta, err := codec.DecodeFile(src, codec.DecodeOptions{MaxPixels: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta.DateTimeOriginal = meta.DateTimeOriginal.Add(2 * time.Minute)
+		meta.Thumbnail = nil
+		p := filepath.Join(dir, fmt.Sprintf("z_again_%d.jpg", i))
+		if err := codec.WriteFile(p, shake(img, 25), codec.EncodeOptions{Format: "jpeg", Quality: 92, Meta: &meta}); err != nil {
+			t.Fatal(err)
+		}
+		shaken = append(shaken, p)
+	}
+	return dir, shaken
 }

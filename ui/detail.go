@@ -5,6 +5,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,21 +39,22 @@ type detailView struct {
 	scroll  *container.Scroll
 	body    *fyne.Container
 
-	title    *widget.Label
-	status   *fullTextLabel
-	mode     *widget.RadioGroup
-	zoom     *widget.RadioGroup
-	export   *widget.Button
-	paint    *widget.Button
-	reveal   *widget.Button
-	cancel   *widget.Button
-	retry    *widget.Button
-	versions *versionBar
-	info     *widget.Label
-	strip    *fyne.Container
-	stripFor string
-	root     fyne.CanvasObject
-	onReady  func(name string) // called once when a result is showing (autoload)
+	title       *widget.Label
+	status      *fullTextLabel
+	mode        *widget.RadioGroup
+	zoom        *widget.RadioGroup
+	export      *widget.Button
+	paint       *widget.Button
+	reveal      *widget.Button
+	cancel      *widget.Button
+	retry       *widget.Button
+	versions    *versionBar
+	info        *widget.Label
+	strip       *fyne.Container
+	stripScroll *container.Scroll
+	stripFor    string
+	root        fyne.CanvasObject
+	onReady     func(name string) // called once when a result is showing (autoload)
 }
 
 func newDetailView(w *Window) *detailView {
@@ -101,8 +103,8 @@ func newDetailView(w *Window) *detailView {
 	head := container.NewBorder(nil, nil, back, container.NewHBox(d.cancel, d.retry, d.paint, d.reveal, d.export), d.title)
 	d.versions = newVersionBar(w)
 	tools := container.NewBorder(nil, nil, container.NewHBox(d.mode, widget.NewSeparator(), d.zoom, d.versions.Object()), nil, d.status)
-	stripScroll := container.NewHScroll(d.strip)
-	foot := container.NewVBox(widget.NewSeparator(), stripScroll, d.info)
+	d.stripScroll = container.NewHScroll(d.strip)
+	foot := container.NewVBox(widget.NewSeparator(), d.stripScroll, d.info)
 	d.root = container.NewBorder(container.NewVBox(head, tools), foot, nil, nil, d.body)
 	return d
 }
@@ -231,6 +233,20 @@ func (d *detailView) infoText(s Scene) string {
 	}
 	if s.Problem != "" && s.Phase != PhaseDraft {
 		parts = append(parts, s.Problem)
+	}
+	if k := len(s.SetAside); k > 0 {
+		var reasons []string
+		for _, f := range s.SetAside {
+			if !slices.Contains(reasons, f.Reason) {
+				reasons = append(reasons, f.Reason)
+			}
+		}
+		put := ""
+		if s.Phase == PhaseDraft {
+			put = "; Put back returns one to the scene"
+		}
+		parts = append(parts, fmt.Sprintf("Set aside: %d %s (%s), shown at the end of the strip%s.",
+			k, plural(k, "photo", "photos"), strings.Join(reasons, ", "), put))
 	}
 	if len(parts) == 0 {
 		return fmt.Sprintf("%d %s. The brackets are merged in this order; split the scene before a bracket that belongs to another shot.",

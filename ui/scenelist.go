@@ -43,6 +43,9 @@ func (w *Window) sceneThumb(s Scene) (image.Image, bool) {
 func (w *Window) sceneStatus(s Scene) string {
 	n := len(s.Files)
 	brackets := fmt.Sprintf("%d %s", n, plural(n, "photo", "brackets"))
+	if k := len(s.SetAside); k > 0 {
+		brackets += fmt.Sprintf(" (%d set aside)", k)
+	}
 	switch s.Phase {
 	case PhaseDraft:
 		if s.Problem != "" {

@@ -51,7 +51,14 @@ func TestWindowUnderXvfb(t *testing.T) {
 	outDir := filepath.Join(tmp, "out")
 	cfgDir := filepath.Join(tmp, "config")
 	os.MkdirAll(filepath.Join(cfgDir, "porchlight"), 0o700)
-	cfg := fmt.Sprintf("api:\n  enabled: false\nwindow:\n  output_dir: %s\n  theme: dark\n", outDir)
+	// A hot folder with a photo in it: its work shows in the sidebar as a shoot.
+	hotIn, hotOut := filepath.Join(tmp, "hot-in"), filepath.Join(tmp, "hot-out")
+	os.MkdirAll(hotIn, 0o755)
+	if b, err := os.ReadFile(filepath.Join(root, "interiors", "houses_156_bedroom.jpg")); err == nil {
+		os.WriteFile(filepath.Join(hotIn, "living.jpg"), b, 0o644)
+	}
+	cfg := fmt.Sprintf("api:\n  enabled: false\nwindow:\n  output_dir: %s\n  theme: dark\nhotfolders:\n  - name: studio\n    input: %s\n    output: %s\n    grouping: count:1\n",
+		outDir, hotIn, hotOut)
 	if err := os.WriteFile(filepath.Join(cfgDir, "porchlight", "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +74,9 @@ func TestWindowUnderXvfb(t *testing.T) {
 		paths = append(paths, filepath.Join(root, "exteriors", f))
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	repeat, _ := shakenRepeat(t)
+	nine := nineExposures(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(),
@@ -78,6 +87,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 		AutoloadEnv+"="+strings.Join(paths, ","),
 		AutoloadOptionsEnv+"=tonecraft=true;perspective=true",
 		AutoloadHoldEnv+"=2",
+		AutoloadTourEnv+"="+repeat+","+nine,
 	)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -184,6 +194,18 @@ func TestWindowUnderXvfb(t *testing.T) {
 	shoot("batch-done", false, "")
 	await("compare", time.Minute)
 	shoot("before-after", false, "")
+	await("sliders", time.Minute)
+	shoot("sliders", false, "")
+	await("culled", 2*time.Minute)
+	shoot("culled", false, "")
+	if b := await("brackets", time.Minute); !strings.HasSuffix(b, " 9") {
+		t.Errorf("the biggest scene: %q, want 9 brackets", b)
+	}
+	shoot("nine-brackets", false, "")
+	if sh := await("shoots", time.Minute); sh == "shoots 1" {
+		t.Errorf("the sidebar lists one shoot: the hot folder's work is missing")
+	}
+	shoot("shoots", false, "")
 
 	for name, p := range shots {
 		checkNotBlank(t, name, p)
