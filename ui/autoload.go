@@ -288,7 +288,7 @@ func (w *Window) tour(compared int, paths []string, hold time.Duration) {
 		})
 		w.awaitCond(10*time.Second, func() bool { return w.selected == id })
 		sleepCtx(w, time.Second) // the strip's thumbnails
-		if toEnd { // where the set-aside photos are
+		if toEnd {               // where the set-aside photos are
 			w.do(func() { w.detail.stripScroll.ScrollToOffset(fyne.NewPos(w.detail.strip.MinSize().Width, 0)) })
 			sleepCtx(w, 300*time.Millisecond)
 		}
