@@ -38,6 +38,15 @@ type adjustView struct {
 	// onPreview shows a rendered preview (UI goroutine); took is from the move.
 	onPreview func(img image.Image, full image.Point, took time.Duration)
 	clip      sliderValues // copied settings, for paste
+
+	persp    *perspectivePanel
+	straight *straightener
+	// straightened is the reference as the perspective section shows it (corrected,
+	// or as shot when turned off), once the section has been used on the scene: it is
+	// the compare view's "before" until the scene changes.
+	straightened image.Image
+	// onStraightened is told of each perspective preview shown (UI goroutine).
+	onStraightened func(straightened)
 }
 
 func newAdjustView(w *Window) *adjustView {
@@ -49,6 +58,9 @@ func newAdjustView(w *Window) *adjustView {
 		ApplyAll:   a.applyAll,
 		SavePreset: a.savePreset,
 	})
+	a.persp = newPerspectivePanel(a.straighten)
+	a.straight = newStraightener(w.ctx, &w.busy)
+	a.panel.AddSection(a.persp.Object())
 	return a
 }
 
@@ -63,6 +75,9 @@ func (a *adjustView) show(s Scene) {
 	if s.ID != a.sceneID {
 		a.sceneID = s.ID
 		a.panel.Set(sliderValuesOf(s.Overrides))
+		a.persp.Set(perspectiveValuesOf(catalog.Merge(a.w.shoot.Options(), s.Overrides)))
+		a.persp.SetNote("")
+		a.straightened = nil
 	}
 	if !done {
 		a.close()
@@ -106,6 +121,9 @@ func (a *adjustView) show(s Scene) {
 			if err != nil {
 				a.panel.SetNote("No preview: " + err.Error())
 				return
+			}
+			if a.straightened != nil {
+				before = a.straightened // the perspective section's frame stays
 			}
 			a.pv, a.base, a.before = pv, carried, before
 			a.full = full
@@ -171,7 +189,57 @@ func (a *adjustView) renderFull() {
 		return
 	}
 	o := a.panel.Values().apply(s.Overrides)
+	o = a.persp.Values().apply(o, a.w.shoot.Options())
 	a.w.reprocessWith(a.sceneID, o)
+}
+
+// straighten previews the perspective section's values over the scene's reference
+// bracket; a draft keeps them as its options at once, a processed scene when it is
+// rendered again.
+func (a *adjustView) straighten(v perspectiveValues) {
+	s, ok := a.w.shoot.Get(a.sceneID)
+	if !ok {
+		return
+	}
+	if s.Phase == PhaseDraft {
+		_ = a.w.shoot.SetOverrides(a.sceneID, v.apply(s.Overrides, a.w.shoot.Options()))
+	}
+	ref := s.Reference()
+	if ref == "" {
+		a.persp.SetNote("No perspective preview: the scene has no photo.")
+		return
+	}
+	id := s.ID
+	a.straight.Request(a.w.ctx, id, ref, v, func(r straightened) {
+		a.w.do(func() { a.showStraightened(r) })
+	})
+}
+
+// showStraightened shows a perspective preview as the scene's "before", or as the
+// whole view while the scene has no result (UI goroutine).
+func (a *adjustView) showStraightened(r straightened) {
+	if r.Scene != a.sceneID || r.Values != a.persp.Values() {
+		return // the scene or the values moved on; a newer preview follows
+	}
+	a.persp.SetNote(r.Note)
+	if r.Image == nil {
+		return
+	}
+	a.straightened, a.before = r.Image, r.Image
+	if a.w.selected == r.Scene && a.w.detail != nil {
+		c := a.w.detail.compare
+		var after image.Image
+		var full image.Point
+		if s, ok := a.w.shoot.Get(r.Scene); ok && s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted {
+			c.mu.Lock()
+			after, full = c.after, c.full
+			c.mu.Unlock()
+		}
+		c.SetImages(r.Image, after, full)
+	}
+	if a.onStraightened != nil {
+		a.onStraightened(r)
+	}
 }
 
 func (a *adjustView) paste() {

@@ -190,6 +190,7 @@ func (p *previewer) loop(ctx context.Context) {
 // keeps them as the scene's options.
 type sliderPanel struct {
 	root    fyne.CanvasObject
+	rows    *fyne.Container // the scrolled sliders, then any sections added
 	sliders map[string]*widget.Slider
 	labels  map[string]*widget.Label
 	values  sliderValues
@@ -209,6 +210,7 @@ func newSliderPanel(onMove func(sliderValues), act sliderActions) *sliderPanel {
 	p := &sliderPanel{sliders: map[string]*widget.Slider{}, labels: map[string]*widget.Label{},
 		values: sliderValues{}, onMove: onMove}
 	rows := container.NewVBox()
+	p.rows = rows
 	for _, s := range sliderSpecs {
 		s := s
 		sl := widget.NewSlider(s.min, s.max)
@@ -284,6 +286,12 @@ func (p *sliderPanel) Set(v sliderValues) {
 		p.sliders[s.name].SetValue(v[s.name])
 		setText(p.labels[s.name], formatSlider(s, v[s.name]))
 	}
+}
+
+// AddSection adds a section under the sliders, in their scroll, after a separator.
+func (p *sliderPanel) AddSection(obj fyne.CanvasObject) {
+	p.rows.Add(widget.NewSeparator())
+	p.rows.Add(obj)
 }
 
 // SetNote shows a line under the buttons (where the preview comes from, how fast).
