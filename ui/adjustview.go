@@ -235,6 +235,11 @@ func (a *adjustView) showStraightened(r straightened) {
 			after, full = c.after, c.full
 			c.mu.Unlock()
 		}
+		tag := ""
+		if r.Result.Applied {
+			tag = "STRAIGHTENED"
+		}
+		c.NameImage(r.Image, tag)
 		c.SetImages(r.Image, after, full)
 	}
 	if a.onStraightened != nil {

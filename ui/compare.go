@@ -42,6 +42,12 @@ type compareView struct {
 	scaled  map[scaleKey]*image.NRGBA
 	out     *image.NRGBA
 	refined map[scaleKey]bool
+	// named is a photo with its own tag (a straightened reference), used while it is
+	// the one shown on the left.
+	named struct {
+		img image.Image
+		tag string
+	}
 
 	raster *canvas.Raster
 	handle *canvas.Circle
@@ -70,6 +76,15 @@ func (v *compareView) SetImages(before, after image.Image, full image.Point) {
 	v.before, v.after, v.full = before, after, full
 	clear(v.scaled)
 	clear(v.refined)
+	v.mu.Unlock()
+	v.Refresh()
+}
+
+// NameImage tags img with tag wherever it is shown as the "before" photo, in place
+// of BEFORE or ORIGINAL; an empty tag clears it.
+func (v *compareView) NameImage(img image.Image, tag string) {
+	v.mu.Lock()
+	v.named.img, v.named.tag = img, tag
 	v.mu.Unlock()
 	v.Refresh()
 }
@@ -295,6 +310,10 @@ func (r *compareRenderer) Layout(size fyne.Size) {
 	v.mu.Lock()
 	sz, mode, split := v.sizeLocked(), v.mode, v.split
 	hasBefore, hasAfter := v.before != nil, v.after != nil
+	named := ""
+	if hasBefore && v.named.img == v.before {
+		named = v.named.tag
+	}
 	v.mu.Unlock()
 	x, y, fw, fh := fitRect(sz, size.Width, size.Height)
 	showSplit := mode == modeSplit && hasBefore && hasAfter && fw > 0
@@ -317,6 +336,9 @@ func (r *compareRenderer) Layout(size fyne.Size) {
 		v.tagR.Hidden = true
 	case mode == modeAfter:
 		v.tagL.Hidden = true
+	}
+	if named != "" {
+		v.tagL.Text = named
 	}
 	v.tagL.Refresh()
 	v.tagR.Refresh()

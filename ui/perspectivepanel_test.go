@@ -33,6 +33,14 @@ func meanAbsDiff(a, b *image.NRGBA) float64 {
 	return sum / float64(len(a.Pix))
 }
 
+// tagOf is the compare view's left tag.
+func tagOf(h *harness) string {
+	c := h.w.detail.compare
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tagL.Text
+}
+
 // A draft's perspective section straightens its reference in the compare view as the
 // strength moves, says what the correction did, shows the frame as shot when turned
 // off, keeps the values as the scene's options, and Render full size carries them
@@ -81,6 +89,9 @@ func TestPerspectiveSectionPreviewsAndRenders(t *testing.T) {
 	if b := full.Image.Bounds(); max(b.Dx(), b.Dy()) != perspectiveEdge {
 		t.Fatalf("preview is %v, want %d px on the long edge", b, perspectiveEdge)
 	}
+	if tag := tagOf(h); tag != "STRAIGHTENED" {
+		t.Fatalf("the straightened frame is tagged %q", tag)
+	}
 	if s, _ := h.w.shoot.Get(id); !boolOpt(s.Overrides.Perspective) {
 		t.Fatalf("the draft's options %+v: perspective not on", s.Overrides)
 	}
@@ -116,6 +127,9 @@ func TestPerspectiveSectionPreviewsAndRenders(t *testing.T) {
 	}
 	if d := meanAbsDiff(off.Image, small.ToNRGBA()); d != 0 {
 		t.Fatalf("turned off, the shown frame differs from the photo as shot by %.2f", d)
+	}
+	if tag := tagOf(h); tag != "ORIGINAL" {
+		t.Fatalf("the frame as shot is tagged %q", tag)
 	}
 	if !p.strength.Disabled() {
 		t.Fatal("the strength still moves with the correction off")
@@ -183,5 +197,72 @@ func BenchmarkPerspectiveStrengthChange(b *testing.B) {
 			b.Fatalf("%v %+v", err, res)
 		}
 		_ = out.ToNRGBA()
+	}
+}
+
+// On a processed scene the straightened reference is the "before" beside the result,
+// and stays so while the sliders preview; the scene's options change only when it is
+// rendered again, and the new version carries them.
+func TestPerspectiveSectionOnAProcessedScene(t *testing.T) {
+	sys, _ := startSystem(t, t.TempDir())
+	h, _ := windowOn(t, sys, filepath.Join(t.TempDir(), "config.yaml"), t.TempDir())
+	id := h.drop(tiltedRoom(t))[0]
+	h.shortcut(ctrlEnter)
+	versions := func(n int) func() bool {
+		return func() bool {
+			s, _ := h.w.shoot.Get(id)
+			return len(s.Versions) == n && s.Summary.Status == core.OrderCompleted && s.Saved != ""
+		}
+	}
+	h.waitFor("the first version", 2*time.Minute, versions(1))
+	h.w.Select(id)
+	h.w.sideTabs.SelectIndex(adjustTab)
+	h.loop.pump()
+	c := h.w.detail.compare
+	shownImages := func() (before, after image.Image, tag string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.before, c.after, c.tagL.Text
+	}
+	h.waitFor("the slider preview", 30*time.Second, func() bool {
+		_, a, _ := shownImages()
+		return h.w.adjust.pv != nil && a != nil
+	})
+
+	var last straightened
+	h.w.adjust.onStraightened = func(r straightened) { last = r }
+	p := h.w.adjust.persp
+	p.check.SetChecked(true)
+	p.strength.SetValue(80)
+	h.waitFor("the straightened before", 30*time.Second, func() bool {
+		b, _, _ := shownImages()
+		return last.Values == (perspectiveValues{On: true, Strength: 0.8}) && b == image.Image(last.Image)
+	})
+	if _, a, tag := shownImages(); a == nil || tag != "STRAIGHTENED" {
+		t.Fatalf("beside the straightened reference: after %v, tag %q", a != nil, tag)
+	}
+	if s, _ := h.w.shoot.Get(id); s.Overrides.Perspective != nil || s.Overrides.PerspectiveStrength != nil {
+		t.Fatalf("a processed scene's options changed before rendering: %+v", s.Overrides)
+	}
+
+	_, plain, _ := shownImages()
+	h.w.adjust.panel.sliders["exposure"].SetValue(0.5)
+	h.waitFor("the slider preview beside it", 10*time.Second, func() bool {
+		_, a, _ := shownImages()
+		return a != plain
+	})
+	if b, _, _ := shownImages(); b != image.Image(last.Image) {
+		t.Fatal("a slider preview put the reference as shot back")
+	}
+
+	h.w.adjust.renderFull()
+	h.waitFor("the second version", 2*time.Minute, versions(2))
+	s, _ := h.w.shoot.Get(id)
+	o := s.Versions[1].Options
+	if !boolOpt(o.Perspective) || o.PerspectiveStrength == nil || *o.PerspectiveStrength != 0.8 {
+		t.Fatalf("the new version's options: perspective %v, strength %v", o.Perspective, o.PerspectiveStrength)
+	}
+	if s.Versions[0].Options.Perspective != nil {
+		t.Fatalf("the first version's options changed: %v", s.Versions[0].Options.Perspective)
 	}
 }
