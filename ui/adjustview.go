@@ -22,7 +22,8 @@ import (
 // pipeline), renders every slider move over it off the UI goroutine, shows the
 // result as the "after" image, and keeps the values as the scene's options. The
 // full-size render is a new version of the scene, processed when the photographer
-// asks for it.
+// asks for it. Its Perspective section (perspectivePanel) straightens the scene's
+// reference bracket at the chosen strength and shows it as the "before".
 type adjustView struct {
 	w     *Window
 	panel *sliderPanel

@@ -200,10 +200,10 @@ func (s *straightener) Request(ctx context.Context, id int, ref string, v perspe
 		defer s.busy.Done()
 		defer cancel()
 		out, err := s.render(ctx, ld, v)
+		if ctx.Err() != nil {
+			return // a newer request took over
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return // a newer request took over
-			}
 			out.Note = "No perspective preview: " + err.Error()
 		}
 		out.Scene, out.Values, out.Took = id, v, time.Since(asked)
@@ -293,7 +293,7 @@ func perspectiveNote(r perspective.Result) string {
 	case !r.Applied:
 		return "Left as shot."
 	case r.Limited:
-		return fmt.Sprintf("%.1f° of %.1f° straightened, %s (the rest would mean %s).",
+		return fmt.Sprintf("%.1f° of %.1f° straightened, %s (a full correction would mean %s).",
 			r.RotationDeg, r.FullRotationDeg, kept, r.Limit)
 	}
 	return fmt.Sprintf("%.1f° straightened, %s.", r.RotationDeg, kept)

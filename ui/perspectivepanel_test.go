@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -265,4 +266,26 @@ func TestPerspectiveSectionOnAProcessedScene(t *testing.T) {
 	if s.Versions[0].Options.Perspective != nil {
 		t.Fatalf("the first version's options changed: %v", s.Versions[0].Options.Perspective)
 	}
+}
+
+// A library shot up at its gallery needs more than the safe limits allow: the note
+// says how far the correction went and why not further. Of two requests in a row
+// only the second is answered.
+func TestStraightenerLimitedCorrectionAndLatestWins(t *testing.T) {
+	ref := testphotos.Path(t, "interiors", "cwz_library3_20240401_185503.JPG")
+	var wg sync.WaitGroup
+	s := newStraightener(context.Background(), &wg)
+	got := make(chan straightened, 2)
+	show := func(r straightened) { got <- r }
+	s.Request(context.Background(), 1, ref, perspectiveValues{On: true, Strength: 0.5}, show)
+	s.Request(context.Background(), 1, ref, perspectiveValues{On: true, Strength: 1}, show)
+	r := <-got
+	wg.Wait()
+	if len(got) != 0 || r.Values.Strength != 1 {
+		t.Fatalf("answered %+v and %d more", r.Values, len(got))
+	}
+	if !r.Result.Limited || !strings.Contains(r.Note, " of ") || !strings.Contains(r.Note, "a full correction would mean") {
+		t.Fatalf("note %q (limited %v)", r.Note, r.Result.Limited)
+	}
+	t.Logf("%v: %s", r.Took, r.Note)
 }
