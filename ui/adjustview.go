@@ -46,6 +46,7 @@ type adjustView struct {
 	// or as shot when turned off), once the section has been used on the scene: it is
 	// the compare view's "before" until the scene changes.
 	straightened image.Image
+	perspFrom    perspectiveValues // the scene's perspective options the section last read
 	// onStraightened is told of each perspective preview shown (UI goroutine).
 	onStraightened func(straightened)
 }
@@ -73,12 +74,23 @@ func (a *adjustView) Object() fyne.CanvasObject { return a.panel.Object() }
 // changed.
 func (a *adjustView) show(s Scene) {
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
+	pv := perspectiveValuesOf(catalog.Merge(a.w.shoot.Options(), s.Overrides))
 	if s.ID != a.sceneID {
 		a.sceneID = s.ID
 		a.panel.Set(sliderValuesOf(s.Overrides))
-		a.persp.Set(perspectiveValuesOf(catalog.Merge(a.w.shoot.Options(), s.Overrides)))
+		a.persp.Set(pv)
 		a.persp.SetNote("")
-		a.straightened = nil
+		a.straightened, a.perspFrom = nil, pv
+	} else if pv != a.perspFrom {
+		// The scene's options changed elsewhere (the Scene tab, a preset): they win
+		// over what the section held, and a shown preview is brought up to date.
+		a.perspFrom = pv
+		if pv != a.persp.Values() {
+			a.persp.Set(pv)
+			if a.straightened != nil {
+				a.straighten(pv)
+			}
+		}
 	}
 	if !done {
 		a.close()
@@ -203,7 +215,9 @@ func (a *adjustView) straighten(v perspectiveValues) {
 		return
 	}
 	if s.Phase == PhaseDraft {
-		_ = a.w.shoot.SetOverrides(a.sceneID, v.apply(s.Overrides, a.w.shoot.Options()))
+		o := v.apply(s.Overrides, a.w.shoot.Options())
+		a.perspFrom = perspectiveValuesOf(catalog.Merge(a.w.shoot.Options(), o))
+		_ = a.w.shoot.SetOverrides(a.sceneID, o)
 	}
 	ref := s.Reference()
 	if ref == "" {

@@ -139,7 +139,17 @@ func TestPerspectiveSectionPreviewsAndRenders(t *testing.T) {
 		t.Fatalf("turned off, the scene's perspective option is %v", s.Overrides.Perspective)
 	}
 
-	p.check.SetChecked(true)
+	// Options set elsewhere (the Scene tab) win over the section and are previewed.
+	on, quarter := true, 0.25
+	if err := h.w.shoot.SetOverrides(id, core.Options{Perspective: &on, PerspectiveStrength: &quarter}); err != nil {
+		t.Fatal(err)
+	}
+	h.w.refresh()
+	waitShown("the options set elsewhere", perspectiveValues{On: true, Strength: 0.25})
+	if !p.check.Checked || p.strength.Value != 25 {
+		t.Fatalf("the section shows %v at %v after the options changed elsewhere", p.check.Checked, p.strength.Value)
+	}
+
 	p.strength.SetValue(70)
 	waitShown("the 70 % correction", perspectiveValues{On: true, Strength: 0.7})
 	h.w.adjust.renderFull()
