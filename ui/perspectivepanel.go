@@ -99,11 +99,11 @@ func newPerspectivePanel(onChange func(perspectiveValues)) *perspectivePanel {
 	p.note.Wrapping = fyne.TextWrapWord
 	p.note.Importance = widget.LowImportance
 	p.enableStrength()
+	// Compact: the check and the strength share a row, so the section costs the
+	// sliders below it little height.
 	p.root = container.NewVBox(
 		widget.NewLabelWithStyle("Perspective", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		p.check,
-		container.NewBorder(nil, nil, widget.NewLabel("Strength"), p.value),
-		p.strength,
+		container.NewBorder(nil, nil, p.check, p.value, p.strength),
 		p.note)
 	return p
 }

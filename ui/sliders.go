@@ -190,7 +190,7 @@ func (p *previewer) loop(ctx context.Context) {
 // keeps them as the scene's options.
 type sliderPanel struct {
 	root    fyne.CanvasObject
-	rows    *fyne.Container // the scrolled sliders, then any sections added
+	rows    *fyne.Container // the scrolled sections and sliders
 	sliders map[string]*widget.Slider
 	labels  map[string]*widget.Label
 	values  sliderValues
@@ -288,10 +288,11 @@ func (p *sliderPanel) Set(v sliderValues) {
 	}
 }
 
-// AddSection adds a section under the sliders, in their scroll, after a separator.
+// AddSection puts a section above the sliders, in their scroll, so it shows without
+// scrolling (geometry before tone, as a raw developer's panels go).
 func (p *sliderPanel) AddSection(obj fyne.CanvasObject) {
-	p.rows.Add(widget.NewSeparator())
-	p.rows.Add(obj)
+	p.rows.Objects = append([]fyne.CanvasObject{obj, widget.NewSeparator()}, p.rows.Objects...)
+	p.rows.Refresh()
 }
 
 // SetNote shows a line under the buttons (where the preview comes from, how fast).
