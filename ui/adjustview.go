@@ -74,7 +74,11 @@ func (a *adjustView) Object() fyne.CanvasObject { return a.panel.Object() }
 // changed.
 func (a *adjustView) show(s Scene) {
 	done := s.Phase == PhaseSubmitted && s.Summary.Status == core.OrderCompleted
-	pv := perspectiveValuesOf(catalog.Merge(a.w.shoot.Options(), s.Overrides))
+	ran := catalog.Merge(a.w.shoot.Options(), s.Overrides)
+	if s.Phase != PhaseDraft && len(s.Versions) > 0 {
+		ran = s.Versions[len(s.Versions)-1].Options // what the version shown was made with
+	}
+	pv := perspectiveValuesOf(ran)
 	if s.ID != a.sceneID {
 		a.sceneID = s.ID
 		a.panel.Set(sliderValuesOf(s.Overrides))

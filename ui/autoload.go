@@ -118,6 +118,7 @@ func (w *Window) startAutoload() {
 	if spec.options != nil {
 		o, _ := catalog.DecodeStrings(spec.options)
 		w.defaults = o
+		w.shoot.SetOptions(o)
 		w.shootForm.Set(core.Options{}, o, false)
 	}
 	w.addPaths(spec.paths, func(ids []int, err error) {
