@@ -275,6 +275,9 @@ func resolvedLines(r core.Resolved, inputs int) []string {
 		if p.Name == "align" && inputs < 2 {
 			continue
 		}
+		if isSlider(p.Name) && v == 0.0 {
+			continue // a slider left at 0 did nothing
+		}
 		out = append(out, optionLabel(p.Name)+": "+formatValue(p.Name, v))
 	}
 	return out
@@ -315,4 +318,14 @@ func formatValue(name string, v any) string {
 		return strings.Join(parts, ", ")
 	}
 	return fmt.Sprint(v)
+}
+
+// isSlider reports whether name is one of the Adjust tab's sliders.
+func isSlider(name string) bool {
+	for _, s := range sliderSpecs {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
 }
