@@ -55,14 +55,14 @@ func measure(m *imaging.Image, pick func(i int) bool) stats {
 				continue
 			}
 			r, g, b := float64(row[x*m.C]), float64(row[x*m.C+1]), float64(row[x*m.C+2])
-			l := encode(lumR*r + lumG*g + lumB*b)
+			l := imaging.EncodeSRGB64(lumR*r + lumG*g + lumB*b)
 			s += l
 			s2 += l * l
 			if sum := r + g + b; sum > 1e-4 {
 				warm += (r - b) / sum
 				green += g/sum - 1.0/3
 			}
-			chroma += encode(math.Max(r, math.Max(g, b))) - encode(math.Min(r, math.Min(g, b)))
+			chroma += imaging.EncodeSRGB64(math.Max(r, math.Max(g, b))) - imaging.EncodeSRGB64(math.Min(r, math.Min(g, b)))
 			n++
 		}
 	}
@@ -77,7 +77,7 @@ func levels(m *imaging.Image) []float64 {
 		row := m.Row(y)
 		for x := range m.W() {
 			r, g, b := row[x*m.C], row[x*m.C+1], row[x*m.C+2]
-			out = append(out, encode(float64(lumR*r+lumG*g+lumB*b)))
+			out = append(out, imaging.EncodeSRGB64(float64(lumR*r+lumG*g+lumB*b)))
 		}
 	}
 	return out
@@ -189,7 +189,7 @@ func TestSaturationDownIsGray(t *testing.T) {
 	out := applied(t, src, Settings{Saturation: -100})
 	for i := 0; i < len(out.Pix); i += 3 {
 		r, g, b := out.Pix[i], out.Pix[i+1], out.Pix[i+2]
-		if max3(r, g, b)-min3(r, g, b) > 1e-6 {
+		if imaging.Max3(r, g, b)-imaging.Min3(r, g, b) > 1e-6 {
 			t.Fatalf("pixel %d not gray: %v %v %v", i/3, r, g, b)
 		}
 		y := lumR*src.Pix[i] + lumG*src.Pix[i+1] + lumB*src.Pix[i+2]
@@ -205,7 +205,7 @@ func TestHighlightsRecoverOverWhite(t *testing.T) {
 	clipped := func(m *imaging.Image) float64 {
 		n := 0
 		for i := 0; i < len(m.Pix); i += 3 {
-			if max3(m.Pix[i], m.Pix[i+1], m.Pix[i+2]) >= 1 {
+			if imaging.Max3(m.Pix[i], m.Pix[i+1], m.Pix[i+2]) >= 1 {
 				n++
 			}
 		}

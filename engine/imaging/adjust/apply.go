@@ -71,10 +71,10 @@ func (p *plan) row(out, in []float32, c int) {
 		px := in[i : i+3 : i+3]
 		r, g, b := px[0], px[1], px[2]
 		if matrix {
-			r, g, b = nonNeg(m0*r+m1*g+m2*b), nonNeg(m3*r+m4*g+m5*b), nonNeg(m6*r+m7*g+m8*b)
+			r, g, b = imaging.NonNeg(m0*r+m1*g+m2*b), imaging.NonNeg(m3*r+m4*g+m5*b), imaging.NonNeg(m6*r+m7*g+m8*b)
 		}
 		if tone {
-			n := 0.5*max3(r, g, b) + 0.5*(lumR*r+lumG*g+lumB*b)
+			n := 0.5*imaging.Max3(r, g, b) + 0.5*(lumR*r+lumG*g+lumB*b)
 			// Table lookup with linear interpolation (see lutInput).
 			u := n + lutOffset
 			if !(u < lutTop) { // also NaN
@@ -115,11 +115,11 @@ func (p *plan) row(out, in []float32, c int) {
 // hues. A cut takes vibranceCutAt100 of the chroma of saturated colours and half of
 // that of muted ones.
 func vibranceWeight(r, g, b float32, boost bool) float32 {
-	mx, mn := max3(r, g, b), min3(r, g, b)
+	mx, mn := imaging.Max3(r, g, b), imaging.Min3(r, g, b)
 	if !(mx > 0) {
 		return 0
 	}
-	q := nonNeg(mn) / mx
+	q := imaging.NonNeg(mn) / mx
 	if !boost {
 		return vibranceCutAt100 * (1 - 0.5*q)
 	}
@@ -128,7 +128,7 @@ func vibranceWeight(r, g, b float32, boost bool) float32 {
 		// sits around 0.15-0.45 for every skin tone, at moderate saturation; the
 		// hue test runs on the differences first, so other oranges skip a division.
 		d := r - b
-		a := abs32((g - b) - 0.3*d)
+		a := imaging.Abs32((g - b) - 0.3*d)
 		if a < 0.25*d {
 			return q * (1 - vibranceSkinGuard*skinLikelihood(1-4*a/d, q))
 		}
@@ -140,63 +140,16 @@ func vibranceWeight(r, g, b float32, boost bool) float32 {
 // to 0 away from them: ht is 1 at the middle of skin's hue range and 0 at its ends,
 // q = min/max of the linear channels, about 0.04-0.7 for skin.
 func skinLikelihood(ht, q float32) float32 {
-	return ht * (1 - smoothstep32(0.64, 0.81, q)) * smoothstep32(0.01, 0.0625, q)
+	return ht * (1 - imaging.Smoothstep32(0.64, 0.81, q)) * imaging.Smoothstep32(0.01, 0.0625, q)
 }
 
-func smoothstep32(e0, e1, x float32) float32 {
-	t := (x - e0) * (1 / (e1 - e0))
-	if t <= 0 {
-		return 0
-	}
-	if t >= 1 {
-		return 1
-	}
-	return t * t * (3 - 2*t)
-}
-
-// Float helpers for the per-pixel loop: plain comparisons compile to fewer
-// instructions than the NaN-aware min and max builtins.
-
-func nonNeg(v float32) float32 {
-	if !(v > 0) {
-		return 0
-	}
-	return v
-}
-
+// clamp01 clamps to 0..1, NaN to 0.
 func clamp01(v float32) float32 {
 	if !(v > 0) {
 		return 0
 	}
 	if v > 1 {
 		return 1
-	}
-	return v
-}
-
-func max3(a, b, c float32) float32 {
-	if b > a {
-		a = b
-	}
-	if c > a {
-		a = c
-	}
-	return a
-}
-
-func min3(a, b, c float32) float32 {
-	if b < a {
-		a = b
-	}
-	if c < a {
-		a = c
-	}
-	return a
-}
-
-func abs32(v float32) float32 {
-	if v < 0 {
-		return -v
 	}
 	return v
 }

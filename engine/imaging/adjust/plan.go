@@ -1,6 +1,10 @@
 package adjust
 
-import "math"
+import (
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
 
 // Rec. 709 / sRGB luminance weights of linear RGB.
 const (
@@ -235,10 +239,10 @@ func (c curve) at(n float64) float64 {
 		e := math.Log2(n)
 		g := 0.0
 		if c.shadows != 0 {
-			g += c.shadows * shadowStops * (1 - smoothstep(shadowFull, shadowNone, e))
+			g += c.shadows * shadowStops * (1 - imaging.Smoothstep(shadowFull, shadowNone, e))
 		}
 		if c.highlights != 0 {
-			g += c.highlights * highlightStops * smoothstep(highlightFrom, highlightTo, e)
+			g += c.highlights * highlightStops * imaging.Smoothstep(highlightFrom, highlightTo, e)
 			if c.highlights < 0 && e > 0 {
 				// A soft knee: slope 0 at white, highlightFold far above it.
 				g += c.highlights * highlightFold * (math.Sqrt(e*e+0.25) - 0.5)
@@ -249,12 +253,12 @@ func (c curve) at(n float64) float64 {
 	if c.whites == 0 && c.blacks == 0 && c.contrast == 0 {
 		return n
 	}
-	u := encode(n)
+	u := imaging.EncodeSRGB64(n)
 	if c.blacks != 0 {
-		u += c.blacks * (1 - smoothstep(0, 0.5, u))
+		u += c.blacks * (1 - imaging.Smoothstep(0, 0.5, u))
 	}
 	if c.whites != 0 {
-		u += c.whites * smoothstep(0.5, 1, u)
+		u += c.whites * imaging.Smoothstep(0.5, 1, u)
 	}
 	if u < 0 {
 		u = 0
@@ -269,35 +273,7 @@ func (c curve) at(n float64) float64 {
 			u += k * (1 - midGray) / math.Pi * math.Sin(math.Pi*(u-midGray)/(1-midGray))
 		}
 	}
-	return decode(u)
-}
-
-func smoothstep(e0, e1, x float64) float64 {
-	t := (x - e0) / (e1 - e0)
-	if t <= 0 {
-		return 0
-	}
-	if t >= 1 {
-		return 1
-	}
-	return t * t * (3 - 2*t)
-}
-
-// encode is the sRGB transfer function, extended above 1 by the same power law so
-// levels over white keep their order.
-func encode(v float64) float64 {
-	if v <= 0.0031308 {
-		return 12.92 * v
-	}
-	return 1.055*math.Pow(v, 1/2.4) - 0.055
-}
-
-// decode inverts encode.
-func decode(x float64) float64 {
-	if x <= 0.04045 {
-		return x / 12.92
-	}
-	return math.Pow((x+0.055)/1.055, 2.4)
+	return imaging.DecodeSRGB64(u)
 }
 
 // The tone table holds, for a norm n, the gain (F(n)+lutOffset)/(n+lutOffset): a

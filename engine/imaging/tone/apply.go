@@ -137,14 +137,14 @@ func compile(ctx context.Context, img *imaging.Image, look Look) (*plan, error) 
 		p.base = newBaseLayer(th, img.W(), newGainTable(look.Shadows, look.Highlights), look.Clarity)
 	}
 	if !f.identity() || look.AutoLevels {
-		p.tone = newLUT(func(v float64) float64 { return decode(clamp01(f.at(encode(v)))) })
+		p.tone = newLUT(func(v float64) float64 { return imaging.DecodeSRGB64(clamp01(f.at(imaging.EncodeSRGB64(v)))) })
 	}
 	if look.AutoLevels {
 		lo, hi := p.measureLevels(th)
 		p.levelsLo, p.levelsHi = lo, hi
 		p.tone = newLUT(func(v float64) float64 {
-			x := f.at(encode(v))
-			return decode(clamp01((x - lo) / (hi - lo)))
+			x := f.at(imaging.EncodeSRGB64(v))
+			return imaging.DecodeSRGB64(clamp01((x - lo) / (hi - lo)))
 		})
 	}
 	if look.CleanShadows != 0 {
@@ -190,7 +190,7 @@ func (p *plan) measureLevels(th *thumb) (lo, hi float64) {
 		if y < 1 {
 			e = float64(imaging.Encode16(float32(y))) / 65535
 		} else {
-			e = encode(y)
+			e = imaging.EncodeSRGB64(y)
 		}
 		k := int(e / levelsRange * levelsBins)
 		hist[min(max(k, 0), levelsBins-1)]++

@@ -18,7 +18,7 @@ func brightDetail(l []float64, w int, lo float64) (float64, int) {
 		if (i+1)%w == 0 || l[i] < lo || l[i] > 0.97 || l[i+1] < lo || l[i+1] > 0.97 {
 			continue
 		}
-		d += math.Abs(math.Log2(decode(l[i])) - math.Log2(decode(l[i+1])))
+		d += math.Abs(math.Log2(imaging.DecodeSRGB64(l[i])) - math.Log2(imaging.DecodeSRGB64(l[i+1])))
 		n++
 	}
 	return d / float64(max(n, 1)), n
@@ -98,7 +98,7 @@ func TestCleanShadowsTakesTheCastOut(t *testing.T) {
 		for x := 0; x < img.W(); x++ {
 			p := row[x*img.C : x*img.C+3]
 			// Green shadows: the cast fades out toward the midtones.
-			w := 1 - smoothstep32(0.02, 0.2, lumR*p[0]+lumG*p[1]+lumB*p[2])
+			w := 1 - imaging.Smoothstep32(0.02, 0.2, lumR*p[0]+lumG*p[1]+lumB*p[2])
 			p[0] *= 1 - 0.1*w
 			p[1] *= 1 + 0.1*w
 			p[2] *= 1 - 0.1*w

@@ -1,6 +1,10 @@
 package tone
 
-import "math"
+import (
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
 
 const (
 	// vibranceSkinGuard is how much of the vibrance boost skin tones are spared.
@@ -56,7 +60,7 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 	y := lumR*r + lumG*g + lumB*b
 	f := c.saturation
 	if c.desat != 0 {
-		w := 1 - smoothstep32(cleanFull, cleanTo, y)
+		w := 1 - imaging.Smoothstep32(cleanFull, cleanTo, y)
 		r *= 1 + w*c.clean[0]
 		g *= 1 + w*c.clean[1]
 		b *= 1 + w*c.clean[2]
@@ -73,8 +77,8 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 			inv := 1 / (r * (r - b))
 			w = b * (r - b) * inv
 			w *= 1 - vibranceSkinGuard*skinLikelihood((g-b)*r*inv, w)
-		} else if mx := max3(r, g, b); mx > 0 {
-			w = nonNeg(min3(r, g, b)) / mx
+		} else if mx := imaging.Max3(r, g, b); mx > 0 {
+			w = imaging.NonNeg(imaging.Min3(r, g, b)) / mx
 		} else {
 			w = 1
 		}
@@ -86,12 +90,12 @@ func (c *colorOps) apply(r, g, b float32) (float32, float32, float32) {
 		b = y + (b-y)*f
 	}
 	if c.warmth != 0 {
-		w := c.warmth * smoothstep32(warmthFrom, warmthTo, y)
+		w := c.warmth * imaging.Smoothstep32(warmthFrom, warmthTo, y)
 		r *= 1 + w
 		g *= 1 + warmthGreen*w
 		b *= 1 - 2*w
 	}
-	return nonNeg(r), nonNeg(g), nonNeg(b)
+	return imaging.NonNeg(r), imaging.NonNeg(g), imaging.NonNeg(b)
 }
 
 // shadowCast returns per-channel gains that turn the mean colour of the rendered
@@ -104,10 +108,10 @@ func shadowCast(n int, px func(i int) (r, g, b float32)) (gains [3]float64, ok b
 	for i := 0; i < n; i++ {
 		r, g, b := px(i)
 		y := lumR*r + lumG*g + lumB*b
-		if !(y > 1.0/4096) || min3(r, g, b) <= 0 || max3(r, g, b) > cleanMaxRatio*min3(r, g, b) {
+		if !(y > 1.0/4096) || imaging.Min3(r, g, b) <= 0 || imaging.Max3(r, g, b) > cleanMaxRatio*imaging.Min3(r, g, b) {
 			continue
 		}
-		w := float64(1 - smoothstep32(cleanFull, cleanTo, y))
+		w := float64(1 - imaging.Smoothstep32(cleanFull, cleanTo, y))
 		sum[0] += w * float64(r/y)
 		sum[1] += w * float64(g/y)
 		sum[2] += w * float64(b/y)
@@ -127,36 +131,6 @@ func shadowCast(n int, px func(i int) (r, g, b float32)) (gains [3]float64, ok b
 	return gains, true
 }
 
-// Float helpers for the per-pixel loops: plain comparisons compile to fewer
-// instructions than the NaN-aware min and max builtins.
-
-func nonNeg(v float32) float32 {
-	if !(v > 0) {
-		return 0
-	}
-	return v
-}
-
-func max3(a, b, c float32) float32 {
-	if b > a {
-		a = b
-	}
-	if c > a {
-		a = c
-	}
-	return a
-}
-
-func min3(a, b, c float32) float32 {
-	if b < a {
-		a = b
-	}
-	if c < a {
-		a = c
-	}
-	return a
-}
-
 // skinLikelihood is 1 for the orange hues and moderate saturations of human skin
 // (across skin tones), falling to 0 away from them. For a pixel with r > g > b
 // (linear), h = (g-b)/(r-b) is its position in the red-to-yellow sextant (0 at red,
@@ -164,27 +138,9 @@ func min3(a, b, c float32) float32 {
 // square-root encoded terms the saturation 1 - sqrt(q) of skin lies between about
 // 0.15 and 0.8: q between 0.72 and 0.04.
 func skinLikelihood(h, q float32) float32 {
-	ht := 1 - abs32(h-0.3)/0.25
+	ht := 1 - imaging.Abs32(h-0.3)/0.25
 	if ht <= 0 {
 		return 0
 	}
-	return ht * (1 - smoothstep32(0.64, 0.81, q)) * smoothstep32(0.01, 0.0625, q)
-}
-
-func smoothstep32(e0, e1, x float32) float32 {
-	t := (x - e0) * (1 / (e1 - e0)) // constant after inlining: no division per pixel
-	if t <= 0 {
-		return 0
-	}
-	if t >= 1 {
-		return 1
-	}
-	return t * t * (3 - 2*t)
-}
-
-func abs32(v float32) float32 {
-	if v < 0 {
-		return -v
-	}
-	return v
+	return ht * (1 - imaging.Smoothstep32(0.64, 0.81, q)) * imaging.Smoothstep32(0.01, 0.0625, q)
 }

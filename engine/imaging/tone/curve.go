@@ -3,6 +3,8 @@ package tone
 import (
 	"fmt"
 	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
 )
 
 // spline is a monotone cubic Hermite interpolant (Fritsch-Carlson): it passes through
@@ -78,34 +80,6 @@ func (s *spline) at(x float64) float64 {
 	return (2*t3-3*t2+1)*s.y[i] + (t3-2*t2+t)*h*s.m[i] + (-2*t3+3*t2)*s.y[i+1] + (t3-t2)*h*s.m[i+1]
 }
 
-func smoothstep(e0, e1, x float64) float64 {
-	t := (x - e0) / (e1 - e0)
-	if t <= 0 {
-		return 0
-	}
-	if t >= 1 {
-		return 1
-	}
-	return t * t * (3 - 2*t)
-}
-
-// encode is the sRGB transfer function, extended beyond 1 by the same power law so
-// that values above white (HDR) keep their order.
-func encode(v float64) float64 {
-	if v <= 0.0031308 {
-		return 12.92 * v
-	}
-	return 1.055*math.Pow(v, 1/2.4) - 0.055
-}
-
-// decode inverts encode.
-func decode(x float64) float64 {
-	if x <= 0.04045 {
-		return x / 12.92
-	}
-	return math.Pow((x+0.055)/1.055, 2.4)
-}
-
 // Tone scale constants, in display-encoded units.
 const (
 	blacksAt100   = 0.06 // Blacks 100 lifts black by this much
@@ -142,10 +116,10 @@ func (f toneFunc) identity() bool {
 // S-curve x - k sin(2 pi x) / (2 pi) has slope 1 - k cos(2 pi x) >= 1 - |k|.
 func (f toneFunc) at(x float64) float64 {
 	if f.blacks != 0 {
-		x += f.blacks * (1 - smoothstep(0, 0.5, x))
+		x += f.blacks * (1 - imaging.Smoothstep(0, 0.5, x))
 	}
 	if f.whites != 0 {
-		x += f.whites * smoothstep(0.5, 1, x)
+		x += f.whites * imaging.Smoothstep(0.5, 1, x)
 	}
 	if x < 0 {
 		x = 0

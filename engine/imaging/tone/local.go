@@ -292,8 +292,8 @@ const (
 func clarityGain(k float64, v, b float32) float32 {
 	d := float64(v - b)
 	d = clarityLimit * math.Tanh(d/clarityLimit)
-	e := encode(math.Exp2(float64(b)))
-	w := smoothstep(clarityFrom, clarityFull, e) * (1 + clarityHighlights*smoothstep(clarityHighlightFrom, 1, e))
+	e := imaging.EncodeSRGB64(math.Exp2(float64(b)))
+	w := imaging.Smoothstep(clarityFrom, clarityFull, e) * (1 + clarityHighlights*imaging.Smoothstep(clarityHighlightFrom, 1, e))
 	// Flattening stops short of reversing: a slope of 1 + k*w*tanh' stays positive.
 	return float32(math.Exp2(math.Max(k*w, clarityMinSlope-1) * d))
 }
@@ -324,9 +324,9 @@ func newGainTable(shadows, highlights float64) *gainTable {
 	prev := math.Inf(-1)
 	for i := range g.t {
 		b := gainLo + float64(i)*(gainHi-gainLo)/gainSize
-		e := encode(math.Exp2(b))
-		ws := smoothstep(0, shadowFadeIn, e) * (1 - smoothstep(shadowFadeStart, shadowFadeEnd, e))
-		wh := smoothstep(highlightStart, highlightFullEnd, e)
+		e := imaging.EncodeSRGB64(math.Exp2(b))
+		ws := imaging.Smoothstep(0, shadowFadeIn, e) * (1 - imaging.Smoothstep(shadowFadeStart, shadowFadeEnd, e))
+		wh := imaging.Smoothstep(highlightStart, highlightFullEnd, e)
 		stops := shadowStops*shadows/100*ws + hs*highlights/100*wh
 		// Keep b + stops increasing with slope >= minBaseSlope.
 		if i > 0 {

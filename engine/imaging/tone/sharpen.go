@@ -118,7 +118,7 @@ func (u *unsharp) mask(row, s, blur, out []float32) {
 		}
 		// Detail below the noise level fades out smoothly.
 		d := sv - blur[x]
-		t := abs32(d) * (1 / (2 * sharpenNoise))
+		t := imaging.Abs32(d) * (1 / (2 * sharpenNoise))
 		if t < 1 {
 			d *= t * t * (3 - 2*t)
 		}

@@ -142,9 +142,9 @@ func TestCurveFollowsControlPoints(t *testing.T) {
 	var dev float64
 	n := 0
 	for i, v := range img.Pix {
-		e := encode(float64(v))
+		e := imaging.EncodeSRGB64(float64(v))
 		if math.Abs(e-0.5) < 0.005 {
-			dev += encode(float64(out.Pix[i])) - 0.6
+			dev += imaging.EncodeSRGB64(float64(out.Pix[i])) - 0.6
 			n++
 		}
 	}
@@ -235,8 +235,8 @@ func TestHighlightsRecoveryKeepsDetail(t *testing.T) {
 			if l0[i] < 0.7 || l0[i] > 0.97 || l0[i+1] < 0.7 || l0[i+1] > 0.97 {
 				continue
 			}
-			d0 += math.Abs(math.Log2(decode(l0[i])) - math.Log2(decode(l0[i+1])))
-			d1 += math.Abs(math.Log2(decode(l1[i])) - math.Log2(decode(l1[i+1])))
+			d0 += math.Abs(math.Log2(imaging.DecodeSRGB64(l0[i])) - math.Log2(imaging.DecodeSRGB64(l0[i+1])))
+			d1 += math.Abs(math.Log2(imaging.DecodeSRGB64(l1[i])) - math.Log2(imaging.DecodeSRGB64(l1[i+1])))
 			n++
 		}
 	}
@@ -538,7 +538,7 @@ func TestBadInputIsAnError(t *testing.T) {
 
 func TestTablesMatchTheirFunctions(t *testing.T) {
 	f, _ := newToneFunc(Look{Contrast: 40, Blacks: 30, Curve: []Point{{0.3, 0.35}}})
-	fn := func(v float64) float64 { return decode(clamp01(f.at(encode(v)))) }
+	fn := func(v float64) float64 { return imaging.DecodeSRGB64(clamp01(f.at(imaging.EncodeSRGB64(v)))) }
 	l := newLUT(fn)
 	for v := 0.0; v < 5; v += 0.000731 {
 		want := fn(math.Min(v, float64(lutMax)))
