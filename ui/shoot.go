@@ -615,24 +615,11 @@ func (sh *Shoot) MergeNext(id int) error {
 
 // Move shifts scene id by delta places (negative: up), within the list.
 func (sh *Shoot) Move(id, delta int) error {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.readOnly {
-		return errReadOnly
-	}
-	i := sh.indexLocked(id)
+	i := sh.Index(id)
 	if i < 0 {
 		return fmt.Errorf("scene %d is not in the shoot", id)
 	}
-	j := min(max(i+delta, 0), len(sh.scenes)-1)
-	if i == j {
-		return nil
-	}
-	s := sh.scenes[i]
-	sh.scenes = slices.Delete(sh.scenes, i, i+1)
-	sh.scenes = slices.Insert(sh.scenes, j, s)
-	sh.changed()
-	return nil
+	return sh.MoveTo(id, i+delta)
 }
 
 func (sh *Shoot) forgetOrdersLocked(s *Scene) {

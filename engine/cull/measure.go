@@ -283,7 +283,7 @@ func lookRatio(a, b *stats) (ratio float64, ok, view bool) {
 					}
 				}
 			}
-			view = len(la) >= minN && pearson(la, lb) >= sameView
+			view = len(la) >= minN && Pearson(la, lb) >= sameView
 		}
 	}
 	return median(r), true, view
@@ -297,8 +297,13 @@ const viewReach = 2
 // one view: a repeated frame measures 0.9 and more, two rooms far less.
 const sameView = 0.75
 
-func pearson(x, y []float64) float64 {
+// Pearson is the correlation of x and y (0 when either is constant or has fewer
+// than two values); grouping compares thumbnails with it too.
+func Pearson(x, y []float64) float64 {
 	n := float64(len(x))
+	if n < 2 {
+		return 0
+	}
 	var mx, my float64
 	for i := range x {
 		mx += x[i]

@@ -50,6 +50,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/porchlight/porchlight/engine/cull"
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 )
@@ -325,7 +326,7 @@ func similarity(a, b Photo) (float64, bool) {
 	if len(xs) < len(a.lum)/10 {
 		return 0, false // too little in common to tell
 	}
-	return pearson(ranks(xs), ranks(ys)), true
+	return cull.Pearson(ranks(xs), ranks(ys)), true
 }
 
 // EdgeSimilarity is the correlation (-1..1) of two photos' edges: the gradient
@@ -336,7 +337,7 @@ func EdgeSimilarity(a, b Photo) float64 {
 	if len(a.lum) != len(b.lum) || len(a.lum) == 0 || a.lumW != b.lumW {
 		return 0
 	}
-	return pearson(edgeMap(a), edgeMap(b))
+	return cull.Pearson(edgeMap(a), edgeMap(b))
 }
 
 // edgeMap is the gradient magnitude of log luminance (forward differences; the last
@@ -387,30 +388,6 @@ func ranks(v []float64) []float64 {
 		i = j + 1
 	}
 	return r
-}
-
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	if n < 2 {
-		return 0
-	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return 0
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
 
 // GroupPhotos applies the rules to analysed photos. It returns the scenes and the
