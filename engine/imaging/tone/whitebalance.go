@@ -1,6 +1,10 @@
 package tone
 
-import "math"
+import (
+	"math"
+
+	"github.com/porchlight/porchlight/engine/imaging"
+)
 
 // Rec. 709 / sRGB luminance weights of linear RGB.
 const (
@@ -46,22 +50,7 @@ func whiteBalanceGains(temperature, tint float64) [3]float64 {
 // PlanckianRGB is the linear sRGB color (luminance 1) of a blackbody at cct kelvin,
 // from the cubic fit of the Planckian locus by Kim et al. (2002), valid 1667-25000 K.
 func PlanckianRGB(cct float64) [3]float64 {
-	t := cct
-	var x float64
-	if t <= 4000 {
-		x = -0.2661239e9/(t*t*t) - 0.2343589e6/(t*t) + 0.8776956e3/t + 0.179910
-	} else {
-		x = -3.0258469e9/(t*t*t) + 2.1070379e6/(t*t) + 0.2226347e3/t + 0.240390
-	}
-	var y float64
-	switch {
-	case t <= 2222:
-		y = -1.1063814*x*x*x - 1.34811020*x*x + 2.18555832*x - 0.20219683
-	case t <= 4000:
-		y = -0.9549476*x*x*x - 1.37418593*x*x + 2.09137015*x - 0.16748867
-	default:
-		y = 3.0817580*x*x*x - 5.87338670*x*x + 3.75112997*x - 0.37001483
-	}
+	x, y := imaging.PlanckXY(cct)
 	X, Y, Z := x/y, 1.0, (1-x-y)/y
 	return [3]float64{
 		3.2404542*X - 1.5371385*Y - 0.4985314*Z,
