@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/porchlight/porchlight/core"
 )
 
 func meanOf(img image.Image) float64 {
@@ -33,13 +31,7 @@ func TestSlidersPreviewThenRenderANewVersion(t *testing.T) {
 	h, _ := windowOn(t, sys, filepath.Join(t.TempDir(), "config.yaml"), t.TempDir())
 	id := h.drop(houses(t)[3])[0]
 	h.shortcut(ctrlEnter)
-	versions := func(n int) func() bool {
-		return func() bool {
-			s, _ := h.w.shoot.Get(id)
-			return len(s.Versions) == n && s.Summary.Status == core.OrderCompleted && s.Saved != ""
-		}
-	}
-	h.waitFor("the first version", 2*time.Minute, versions(1))
+	h.waitFor("the first version", 2*time.Minute, h.versionsSaved(id, 1))
 	h.w.Select(id)
 	h.w.sideTabs.SelectIndex(adjustTab)
 	h.loop.pump()
@@ -64,7 +56,7 @@ func TestSlidersPreviewThenRenderANewVersion(t *testing.T) {
 	t.Logf("preview after a slider move: %v (mean %.0f -> %.0f)", time.Since(start), plain, meanOf(after()))
 
 	h.w.adjust.renderFull()
-	h.waitFor("the full-size version", 2*time.Minute, versions(2))
+	h.waitFor("the full-size version", 2*time.Minute, h.versionsSaved(id, 2))
 	s, _ := h.w.shoot.Get(id)
 	if e := s.Versions[1].Options.Exposure; e == nil || *e != 1 || s.Versions[0].Options.Exposure != nil {
 		t.Fatalf("versions' exposure %v / %v", s.Versions[0].Options.Exposure, e)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/porchlight/porchlight/assets"
+	"github.com/porchlight/porchlight/core"
 	"github.com/porchlight/porchlight/engine"
 	"github.com/porchlight/porchlight/engine/keys"
 	"github.com/porchlight/porchlight/engine/pipeline"
@@ -175,4 +176,12 @@ func (h *harness) shortcut(s fyne.Shortcut) {
 func (h *harness) key(k fyne.KeyName) {
 	h.w.win.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: k})
 	h.loop.pump()
+}
+
+// versionsSaved holds once scene id has n versions, the newest completed and saved.
+func (h *harness) versionsSaved(id, n int) func() bool {
+	return func() bool {
+		s, _ := h.w.shoot.Get(id)
+		return len(s.Versions) == n && s.Summary.Status == core.OrderCompleted && s.Saved != ""
+	}
 }

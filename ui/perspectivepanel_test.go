@@ -219,13 +219,7 @@ func TestPerspectiveSectionOnAProcessedScene(t *testing.T) {
 	h, _ := windowOn(t, sys, filepath.Join(t.TempDir(), "config.yaml"), t.TempDir())
 	id := h.drop(tiltedRoom(t))[0]
 	h.shortcut(ctrlEnter)
-	versions := func(n int) func() bool {
-		return func() bool {
-			s, _ := h.w.shoot.Get(id)
-			return len(s.Versions) == n && s.Summary.Status == core.OrderCompleted && s.Saved != ""
-		}
-	}
-	h.waitFor("the first version", 2*time.Minute, versions(1))
+	h.waitFor("the first version", 2*time.Minute, h.versionsSaved(id, 1))
 	h.w.Select(id)
 	h.w.sideTabs.SelectIndex(adjustTab)
 	h.loop.pump()
@@ -267,7 +261,7 @@ func TestPerspectiveSectionOnAProcessedScene(t *testing.T) {
 	}
 
 	h.w.adjust.renderFull()
-	h.waitFor("the second version", 2*time.Minute, versions(2))
+	h.waitFor("the second version", 2*time.Minute, h.versionsSaved(id, 2))
 	s, _ := h.w.shoot.Get(id)
 	o := s.Versions[1].Options
 	if !boolOpt(o.Perspective) || o.PerspectiveStrength == nil || *o.PerspectiveStrength != 0.8 {
