@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/imaging/lens"
+	"github.com/porchlight/porchlight/internal/imagingtest"
 	"github.com/porchlight/porchlight/internal/testphotos"
 )
 
@@ -167,7 +167,7 @@ func BenchmarkDevelopLens3x21MP(b *testing.B) {
 			runtime.GC()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := imagingtest.ProcessCPU()
 			for i := range b.N {
 				order := c.name + string(rune('a'+i%26))
 				delete(fa.out, order)
@@ -181,7 +181,7 @@ func BenchmarkDevelopLens3x21MP(b *testing.B) {
 					b.Fatalf("notes %q", res.Notes)
 				}
 			}
-			cpu := float64((cpuTime() - cpu0).Microseconds()) / 1000 / float64(b.N)
+			cpu := float64((imagingtest.ProcessCPU() - cpu0).Microseconds()) / 1000 / float64(b.N)
 			ms := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
 			msPerOp[c.name], cpuPerOp[c.name] = ms, cpu
 			b.ReportMetric(ms, "ms/op")
@@ -197,13 +197,4 @@ func BenchmarkDevelopLens3x21MP(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -8,7 +8,9 @@ import (
 	_ "image/jpeg" // the test photos are JPEG and PNG
 	_ "image/png"
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 	"github.com/porchlight/porchlight/internal/testphotos"
@@ -80,4 +82,15 @@ func GoldenJSON(tb testing.TB, path string, got, want any, update bool) {
 	if err := json.Unmarshal(b, want); err != nil {
 		tb.Fatalf("golden %s: %v", path, err)
 	}
+}
+
+// ProcessCPU is the CPU time the process has used, user and system: benchmarks report
+// it per operation beside the wall time, which on a shared machine says less about
+// the code.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,9 +2,10 @@ package adjust
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
 // benchSettings moves every slider.
@@ -74,16 +75,8 @@ func BenchmarkPreviewBase21MP(b *testing.B) {
 // cores the wall time is about half of it).
 type cpuTimer struct{ start time.Duration }
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func startCPU() cpuTimer { return cpuTimer{processCPU()} }
+func startCPU() cpuTimer { return cpuTimer{imagingtest.ProcessCPU()} }
 
 func (c cpuTimer) report(b *testing.B, n int) {
-	b.ReportMetric(float64(processCPU()-c.start)/float64(n)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(imagingtest.ProcessCPU()-c.start)/float64(n)/1e6, "cpu-ms/op")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/porchlight/porchlight/internal/imagingtest"
 )
 
 // benchLook exercises every operation.
@@ -64,11 +66,11 @@ func BenchmarkApplyInPlace21MP(b *testing.B) {
 		b.StopTimer()
 		copy(img.Pix, src.Pix)
 		b.StartTimer()
-		c0 := processCPU()
+		c0 := imagingtest.ProcessCPU()
 		if _, err := ApplyInPlace(context.Background(), img, benchLook); err != nil {
 			b.Fatal(err)
 		}
-		cpu += processCPU() - c0
+		cpu += imagingtest.ProcessCPU() - c0
 	}
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 }
@@ -116,7 +118,7 @@ func BenchmarkStages(b *testing.B) {
 				Apply(context.Background(), img, c.l)
 			}
 			cpu.report(b)
-			b.ReportMetric(float64(processCPU()-cpu.start)/float64(b.N)/float64(img.W()*img.H()), "cpu-ns/px")
+			b.ReportMetric(float64(imagingtest.ProcessCPU()-cpu.start)/float64(b.N)/float64(img.W()*img.H()), "cpu-ns/px")
 		})
 	}
 }
