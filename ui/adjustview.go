@@ -38,7 +38,8 @@ type adjustView struct {
 
 	// onPreview shows a rendered preview (UI goroutine); took is from the move.
 	onPreview func(img image.Image, full image.Point, took time.Duration)
-	clip      sliderValues // copied settings, for paste
+	clip      sliderValues       // copied settings, for paste
+	clipPersp *perspectiveValues // and the perspective copied with them
 
 	persp    *perspectivePanel
 	straight *straightener
@@ -55,7 +56,7 @@ func newAdjustView(w *Window) *adjustView {
 	a := &adjustView{w: w}
 	a.panel = newSliderPanel(a.moved, sliderActions{
 		Render:     a.renderFull,
-		Copy:       func() { a.clip = a.panel.Values(); w.setStatus("Copied the slider settings.") },
+		Copy:       a.copySettings,
 		Paste:      a.paste,
 		ApplyAll:   a.applyAll,
 		SavePreset: a.savePreset,
@@ -266,6 +267,14 @@ func (a *adjustView) showStraightened(r straightened) {
 	}
 }
 
+// copySettings keeps the sliders and the perspective of this scene for Paste.
+func (a *adjustView) copySettings() {
+	a.clip = a.panel.Values()
+	pv := a.persp.Values()
+	a.clipPersp = &pv
+	a.w.setStatus("Copied the sliders and the perspective of this scene.")
+}
+
 func (a *adjustView) paste() {
 	if a.clip == nil {
 		a.w.setStatus("Copy the settings of a scene first.")
@@ -273,19 +282,26 @@ func (a *adjustView) paste() {
 	}
 	a.panel.Set(a.clip)
 	a.moved(a.panel.Values())
+	if a.clipPersp != nil {
+		a.persp.Set(*a.clipPersp)
+		a.straighten(*a.clipPersp)
+	}
 }
 
-// applyAll gives every scene of the shoot these slider settings (as their options;
-// finished scenes take them when processed again).
+// applyAll gives every scene of the shoot not processed yet these sliders and this
+// perspective, as their options; a processed scene keeps its own until it is
+// adjusted (its result would not match them otherwise).
 func (a *adjustView) applyAll() {
-	v := a.panel.Values()
+	v, pv := a.panel.Values(), a.persp.Values()
 	n := 0
 	for _, s := range a.w.shoot.Scenes() {
-		if err := a.w.shoot.SetOverrides(s.ID, v.apply(s.Overrides)); err == nil {
+		o := pv.apply(v.apply(s.Overrides), a.w.shoot.Options())
+		if err := a.w.shoot.SetOverrides(s.ID, o); err == nil {
 			n++
 		}
 	}
-	a.w.setStatus(fmt.Sprintf("Applied the slider settings to %d %s; processed scenes take them when processed again.", n, plural(n, "scene", "scenes")))
+	a.w.setStatus(fmt.Sprintf("Applied these sliders and this perspective to %d %s not processed yet; a processed scene keeps its own until you adjust it.",
+		n, plural(n, "scene", "scenes")))
 	a.w.refresh()
 }
 
@@ -294,7 +310,8 @@ func (a *adjustView) savePreset() {
 	if !ok {
 		return
 	}
-	o := a.panel.Values().apply(catalog.Merge(a.w.shoot.Options(), s.Overrides))
+	base := catalog.Merge(a.w.shoot.Options(), s.Overrides)
+	o := a.persp.Values().apply(a.panel.Values().apply(base), core.Options{})
 	a.w.savePresetDialog(o, nil)
 }
 

@@ -73,3 +73,35 @@ func TestSlidersPreviewThenRenderANewVersion(t *testing.T) {
 		t.Fatalf("the new version's mean %.0f, the first's %.0f: the slider did not reach the full render", m2, m1)
 	}
 }
+
+// Copy and paste carry the sliders and the perspective from one scene to another;
+// "apply to all" gives them to every scene not processed yet.
+func TestAdjustCopyPasteAndApplyToAll(t *testing.T) {
+	h := newHarness(t, 1)
+	ids := h.drop(houses(t)[:3]...)
+	h.w.Select(ids[0])
+	h.w.sideTabs.SelectIndex(adjustTab)
+	h.loop.pump()
+	a := h.w.adjust
+	a.panel.sliders["contrast"].SetValue(30)
+	a.persp.Set(perspectiveValues{On: true, Strength: 0.5})
+	a.straighten(a.persp.Values())
+	a.copySettings()
+
+	h.w.Select(ids[1]) // the Adjust tab stays open going scene to scene
+	h.loop.pump()
+	a.paste()
+	s, _ := h.w.shoot.Get(ids[1])
+	if c := s.Overrides.Contrast; c == nil || *c != 30 {
+		t.Fatalf("pasted contrast %v", c)
+	}
+	if p, st := s.Overrides.Perspective, s.Overrides.PerspectiveStrength; p == nil || !*p || st == nil || *st != 0.5 {
+		t.Fatalf("pasted perspective %v strength %v", p, st)
+	}
+
+	a.applyAll()
+	s, _ = h.w.shoot.Get(ids[2])
+	if c := s.Overrides.Contrast; c == nil || *c != 30 || s.Overrides.Perspective == nil {
+		t.Fatalf("applied to all: contrast %v, perspective %v", c, s.Overrides.Perspective)
+	}
+}

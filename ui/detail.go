@@ -88,7 +88,7 @@ func newDetailView(w *Window) *detailView {
 	d.zoom.SetSelected("Fit")
 	d.export = widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), d.exportDialog)
 	d.reveal = widget.NewButtonWithIcon("Show in folder", theme.FolderIcon(), func() {
-		if s, ok := w.shoot.Get(d.id); ok && s.Saved != "" {
+		if s, ok := w.shownScene(d.id); ok && s.Saved != "" {
 			w.openFolder(filepath.Dir(s.Saved))
 		}
 	})
@@ -410,7 +410,7 @@ func (t *bracketTile) CreateRenderer() fyne.WidgetRenderer {
 // exportDialog asks for a format and size and writes a repackaged copy of the
 // result where the user chooses. No editing runs again.
 func (d *detailView) exportDialog() {
-	s, ok := d.w.shoot.Get(d.id)
+	s, ok := d.w.shownScene(d.id)
 	if !ok || s.Summary.OutputAssetID == "" {
 		return
 	}

@@ -767,7 +767,9 @@ func (w *Window) selectScene(id int) {
 		w.list.UnselectAll()
 	} else if i := w.shoot.Index(id); i >= 0 {
 		w.list.Select(i)
-		w.sideTabs.SelectIndex(1)
+		if w.sideTabs.SelectedIndex() != adjustTab {
+			w.sideTabs.SelectIndex(1) // the scene's settings; the sliders stay open going scene to scene
+		}
 	}
 	w.detail.show(id)
 	w.refresh()
