@@ -87,6 +87,9 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	if err := r.solve(ctx, opt.Seed, opt.progress); err != nil {
 		return nil, err
 	}
+	if err := r.extrapolate(ctx, img, grow); err != nil {
+		return nil, err
+	}
 	out := img
 	if !opt.InPlace {
 		out = clone(img)

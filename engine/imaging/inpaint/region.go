@@ -372,6 +372,46 @@ func (r *region) composite(out *imaging.Image) {
 	})
 }
 
+// extrapolate leans the fill's first pixels towards the photo's frequency-selective
+// extrapolation (see fse.go). The model is of encoded luma, what the eye follows
+// across a border; each pixel's encoded colour is shifted by the luma it lacks, so
+// the fill keeps its colour. The growth's photo values are read from img.
+func (r *region) extrapolate(ctx context.Context, img *imaging.Image, grow int) error {
+	l := r.levels[0]
+	w, nc, cc := l.w, l.nc, l.cc
+	coef := [3]float32{0.299, 0.587, 0.114}
+	if cc == 1 {
+		coef = [3]float32{1, 0, 0}
+	}
+	src := func(i int) float32 {
+		px := l.lin[i*nc : i*nc+nc]
+		if l.hole[i] {
+			px = img.Row(i/w + r.roi.Min.Y)[(i%w+r.roi.Min.X)*nc:]
+		}
+		var y float32
+		for c := 0; c < cc; c++ {
+			if v := px[c]; v > 0 { // also false for NaN
+				y += coef[c] * encode(v)
+			}
+		}
+		return y
+	}
+	apply := func(i int, m, v float32) {
+		px := l.lin[i*nc : i*nc+nc]
+		var e [3]float32
+		var y float32
+		for c := 0; c < cc; c++ {
+			e[c] = encode(px[c])
+			y += coef[c] * e[c]
+		}
+		d := m * (v - y)
+		for c := 0; c < cc; c++ {
+			px[c] = imaging.SRGBToLinear(min(1, max(0, e[c]+d)))
+		}
+	}
+	return l.extrapolate(ctx, r.alpha, grow, src, apply)
+}
+
 // The growth is there for an object's soft edge and halo, which a drawn mask usually
 // misses; where a pixel of it shows no trace of the object it is better left as it
 // was, for replacing real photo with synthesis is what makes a border visible. matte
