@@ -33,6 +33,10 @@ const (
 	fseRho   = 0.6         // weight decay per pixel from the stretch's centre
 	fseGamma = 0.9         // orthogonality-deficiency compensation
 	fseIter  = 30          // conjugate pairs of basis functions per window
+	// fseClampR: the model's value at a pixel is kept within the range of the
+	// known values this close (px). A high-contrast edge in the window (a bright
+	// window frame beside a plain wall) otherwise rings into the border as specks.
+	fseClampR = 3
 )
 
 // fseMix is the share of the model in the fill at each depth into the user's mask
@@ -117,6 +121,8 @@ type fseScratch struct {
 	G    [fseN * fseN]complex64     // the model's coefficients
 	sel  []int                      // the frequencies in G, in the order picked
 	used [fseN * fseN]bool          // marks them
+	val  [fseN * fseN]float32       // the window's values
+	kn   [fseN * fseN]bool          // which of them are known
 }
 
 // fseRhoPow[d2] is fseRho to the distance whose square, doubled coordinates, is d2.
@@ -201,6 +207,7 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 	cx, cy := 2*p.X+fseBlock-1, 2*p.Y+fseBlock-1
 	clear(s.R[:])
 	clear(s.G[:])
+	clear(s.kn[:])
 	var wsum float32
 	for wy := 0; wy < fseN; wy++ {
 		y := oy + wy
@@ -221,8 +228,11 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 			}
 			dx, dy := 2*x-cx, 2*y-cy
 			wt := known * fseRhoPow[min(len(fseRhoPow)-1, dx*dx+dy*dy)]
+			v := src(i)
 			s.W[k] = complex(wt, 0)
-			s.R[k] = complex(wt*src(i), 0)
+			s.R[k] = complex(wt*v, 0)
+			s.val[k] = v
+			s.kn[k] = known >= 0.5
 			wsum += wt
 		}
 	}
@@ -294,6 +304,17 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 			}
 			g := s.G[u]
 			acc += f * (real(g)*real(e) - imag(g)*imag(e))
+		}
+		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for yy := max(0, wy-fseClampR); yy <= min(fseN-1, wy+fseClampR); yy++ {
+			for xx := max(0, wx-fseClampR); xx <= min(fseN-1, wx+fseClampR); xx++ {
+				if j := yy*fseN + xx; s.kn[j] {
+					lo, hi = min(lo, s.val[j]), max(hi, s.val[j])
+				}
+			}
+		}
+		if lo <= hi {
+			acc = min(hi, max(lo, acc))
 		}
 		out[k] = acc
 	}
