@@ -13,7 +13,8 @@
 //     colour, texture, position and seed terms plus contrast-sensitive smoothness; the
 //     mixtures are refitted from the cut twice. Only sky connected to the top edge is
 //     kept (connectivity bridges thin lines), so windows and walls enclosed by the
-//     building never count.
+//     building never count; an enclosed pocket comes back only when it is sure sky
+//     (pockets.go): big enough, of the nearby open sky's colour, rimmed by foliage.
 //  4. A verdict rejects regions that are not sky: too small, touching too little of
 //     the top edge, reaching the bottom of the frame, or neither blue nor a bright
 //     overcast (ceilings, lamp-lit walls, garden views through windows).
@@ -23,9 +24,11 @@
 // filter makes the matte follow roof lines, wires and branches. That coarse matte is
 // refined through a trimap (refine.go): an unknown band around its edge, wide where the
 // ground beside it is foliage (textured, gradients every way), where alpha comes from
-// each pixel's position between the local sky and ground colours. A guided filter with
-// a small window, whose linear coefficients are evaluated against every
-// full-resolution pixel, carries the refined matte to full resolution.
+// each pixel's position between the local sky and ground colours; a pale surface of
+// some thickness that is no such mix and whose colour the open sky nearby lacks (a
+// metal flashing on a cornice) is ground. A guided filter with a small window, whose
+// linear coefficients are evaluated against every full-resolution pixel, carries the
+// refined matte to full resolution.
 //
 // Replacement draws the chosen style (clear, low_cloud, neutral, high_cloud) at up to
 // 1600 pixels: a vertical gradient from real sky colours and, except for clear, a

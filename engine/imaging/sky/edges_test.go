@@ -409,7 +409,7 @@ func loadEdgeCases(t *testing.T) []*edgeCase {
 }
 
 const (
-	minEdgeF     = 0.875
+	minEdgeF     = 0.905
 	maxHaloRatio = 0.76
 )
 

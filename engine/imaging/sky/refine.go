@@ -19,8 +19,10 @@ import (
 // skyline pixel half covered by a roof gets alpha near 0.5 wherever the guided filter
 // put it. Where S and F are too alike to tell apart or the pixel lies off the segment
 // (a lit branch, a white wall seen through the leaves, a pale flashing) the coarse
-// matte is kept. A guided filter with a small window and low regularisation carries
-// the result to full resolution.
+// matte is kept, except on a pale, washed-out surface of some thickness whose colour
+// the open sky nearby does not show (a grey metal flashing on a cornice under a deep
+// blue sky, which the labelling took as sky): that is ground. A guided filter with a
+// small window and low regularisation carries the result to full resolution.
 //
 // The same local colours let the compositor estimate each edge pixel's foreground
 // colour instead of mixing the old sky into it.
@@ -235,8 +237,16 @@ func (a *analysis) refine(ctx context.Context) error {
 			}
 		}
 	}
+	// The open sky's own colours, away from the boundary, for pixels that are no mix
+	// of the local sky and ground (see skyPalette).
+	pal := newSkyPalette(g, mask, hard, edge, rb)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	a.skyLocal, a.fgLocal = imaging.New(w, h, 3), imaging.New(w, h, 3)
 	out := make([]float32, n)
+	// The coarse matte's part of out, and how little the open sky matches the pixel.
+	rest, odd := make([]float32, n), make([]float32, n)
 	err := imaging.BandsCtx(ctx, h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := g.Row(y)
@@ -289,11 +299,29 @@ func (a *analysis) refine(ctx context.Context) error {
 				lim := offLine * offLine * dd
 				conf *= float32(math.Exp(float64(-res / lim)))
 				out[p] = conf*ac + (1-conf)*m
+				if keep := (1 - conf) * m; keep > 0.02 {
+					// No mix of the local sky and ground: the coarse matte holds only
+					// as far as the open sky nearby shows the same colour.
+					if k := pal.match(row[i:i+3], x, y, s); k < 1 {
+						rest[p], odd[p] = keep, 1-k
+					}
+				}
 			}
 		}
 	})
 	if err != nil {
 		return err
+	}
+	// Only surfaces of some thickness are taken out (see skyPalette).
+	surf := make([]bool, n)
+	for p, v := range odd {
+		surf[p] = v > 0.5
+	}
+	surf = dilate(erode(surf, w, h, oddOpen), w, h, oddOpen+oddFringe)
+	for p, v := range odd {
+		if v > 0 && surf[p] {
+			out[p] -= rest[p] * v
+		}
 	}
 	a.mask = out
 	soft := make([]bool, n)
@@ -361,4 +389,119 @@ func skyLike(px []float32, oldSky *imaging.Image, x, y, w, h int) bool {
 	sl, sa, sb := labOf(o[0], o[1], o[2])
 	dl, da, db := l-sl, aa-sa, b-sb
 	return dl*dl+da*da+db*db < groundSkyGap*groundSkyGap
+}
+
+// Colours that are no mix of the local sky and ground keep the coarse matte only
+// where the open sky shows that colour itself: a cloud that meets the roof has more of
+// it higher up, a metal flashing a few pixels thick along a cornice has only deep blue
+// above it. The open sky is summarised by the mean colours of small blocks of sure sky
+// pixels at least paletteGap band widths from the boundary, so that the flashing
+// itself, which the labelling took as sky, is not among them. Only pale, washed-out
+// colours under a clearly blue sky are judged so (a lit branch or a wall seen through
+// leaves is darker and stays with the coarse matte, an overcast sky tells nothing), and
+// only surfaces that survive an opening: a one- or two-pixel bright rim along a roof (a
+// sharpening overshoot) would stay as a pale line over the new sky.
+const (
+	paletteGap    = 3    // band widths between the boundary and the sky sampled
+	paletteReach  = 3    // and how far beyond that the blocks are searched, in gaps
+	paletteNear   = 8.0  // colour distance (CIELAB) to the nearest block that is sky
+	paletteFar    = 16.0 // and from which it is not
+	paleSkyChroma = 12.0 // the local sky's chroma (CIELAB) at least: a blue sky
+	paleChroma    = 0.6  // a pale surface's chroma is at most this share of the sky's
+	paleDarker    = 5.0  // and its L* at most this far below the sky's
+	oddOpen       = 1    // opening radius a surface must survive (guide pixels)
+	oddFringe     = 1    // and the pixels beside it that go with it
+)
+
+// erode shrinks a mask by a square of radius r (the frame border counts as set).
+func erode(m []bool, w, h, r int) []bool {
+	inv := make([]bool, len(m))
+	for p, v := range m {
+		inv[p] = !v
+	}
+	out := dilate(inv, w, h, r)
+	for p, v := range out {
+		out[p] = !v
+	}
+	return out
+}
+
+// skyPalette holds the CIELAB mean of every block of open sky.
+type skyPalette struct {
+	bw, bh, blk int
+	lab         []float32 // L, a, b per block
+	ok          []bool    // the block holds enough open sky
+	reach       int       // search radius in blocks
+}
+
+func newSkyPalette(g *imaging.Image, mask []float32, hard, edge []bool, rb int) *skyPalette {
+	w, h := g.W(), g.H()
+	gap := paletteGap * rb
+	blk := max(2, rb)
+	far := dilate(edge, w, h, gap)
+	pl := &skyPalette{blk: blk, bw: (w + blk - 1) / blk, bh: (h + blk - 1) / blk, reach: (gap*paletteReach + blk - 1) / blk}
+	nb := pl.bw * pl.bh
+	pl.lab, pl.ok = make([]float32, nb*3), make([]bool, nb)
+	imaging.Bands(pl.bh, func(_, b0, b1 int) {
+		for by := b0; by < b1; by++ {
+			for bx := 0; bx < pl.bw; bx++ {
+				var sum [3]float32
+				cnt := 0
+				for y := by * blk; y < min(by*blk+blk, h); y++ {
+					row := g.Row(y)
+					for x := bx * blk; x < min(bx*blk+blk, w); x++ {
+						p := y*w + x
+						if !hard[p] || far[p] || mask[p] < 0.98 {
+							continue
+						}
+						i := x * g.C
+						sum[0] += row[i]
+						sum[1] += row[i+1]
+						sum[2] += row[i+2]
+						cnt++
+					}
+				}
+				if 2*cnt < blk*blk {
+					continue
+				}
+				q := by*pl.bw + bx
+				inv := 1 / float32(cnt)
+				pl.lab[q*3], pl.lab[q*3+1], pl.lab[q*3+2] = labOf(clamp01f(sum[0]*inv), clamp01f(sum[1]*inv), clamp01f(sum[2]*inv))
+				pl.ok[q] = true
+			}
+		}
+	})
+	return pl
+}
+
+// match is 1 where a block of open sky near guide pixel (x, y) has the colour of the
+// linear pixel px, falling to 0 with the colour distance to the nearest one; 1 also
+// where no open sky is near enough to tell.
+func (pl *skyPalette) match(px []float32, x, y int, sky [3]float32) float32 {
+	l, a, b := labOf(clamp01f(px[0]), clamp01f(px[1]), clamp01f(px[2]))
+	sl, sa, sb := labOf(sky[0], sky[1], sky[2])
+	if sc := hypot32(sa, sb); sc < paleSkyChroma || hypot32(a, b) > paleChroma*sc || l < sl-paleDarker {
+		return 1
+	}
+	bx, by := x/pl.blk, y/pl.blk
+	best := float32(math.MaxFloat32)
+	for qy := max(0, by-pl.reach); qy <= min(pl.bh-1, by+pl.reach); qy++ {
+		for qx := max(0, bx-pl.reach); qx <= min(pl.bw-1, bx+pl.reach); qx++ {
+			q := qy*pl.bw + qx
+			if !pl.ok[q] {
+				continue
+			}
+			dl, da, db := l-pl.lab[q*3], a-pl.lab[q*3+1], b-pl.lab[q*3+2]
+			if d := dl*dl + da*da + db*db; d < best {
+				best = d
+				if best <= paletteNear*paletteNear {
+					return 1
+				}
+			}
+		}
+	}
+	if best == math.MaxFloat32 {
+		return 1
+	}
+	return 1 - smoothstep(paletteNear, paletteFar, float32(math.Sqrt(float64(best))))
 }

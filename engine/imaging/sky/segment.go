@@ -39,8 +39,9 @@ type labelling struct {
 	stats  skyStats
 }
 
-// segmentWork labels sky pixels of a small linear RGB image.
-func segmentWork(img *imaging.Image) *labelling {
+// segmentWork labels sky pixels of a small linear RGB image. pockets adds the sure sky
+// pockets enclosed by the foreground (see addSkyPockets); sky@4.0.0 had none.
+func segmentWork(img *imaging.Image, pockets bool) *labelling {
 	f := computeFeatures(img)
 	w, h := f.w, f.h
 	lab := &labelling{w: w, h: h, sky: make([]bool, w*h)}
@@ -71,8 +72,12 @@ func segmentWork(img *imaging.Image) *labelling {
 	}
 	skyM, bgM := fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
 	pair := pairWeights(f)
+	var raw []bool // the last cut before keepTopConnected
 	for round := 0; ; round++ {
 		cutSky(f, seed, skyM, bgM, pair, lab.sky)
+		if round == cutRounds && pockets {
+			raw = slices.Clone(lab.sky)
+		}
 		keepTopConnected(lab.sky, w, h)
 		if round == cutRounds {
 			break
@@ -93,6 +98,9 @@ func segmentWork(img *imaging.Image) *labelling {
 		skyM, bgM = fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
 	}
 	dropOddParts(lab.sky, f)
+	if raw != nil {
+		addSkyPockets(lab.sky, raw, f)
+	}
 	lab.stats = measure(f, lab.sky)
 	lab.reason = lab.stats.verdict()
 	if lab.reason != "" {

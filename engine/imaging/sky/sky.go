@@ -79,7 +79,7 @@ func analyse(ctx context.Context, img *imaging.Image, legacy bool) (*analysis, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	a.label = segmentWork(work)
+	a.label = segmentWork(work, !legacy)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

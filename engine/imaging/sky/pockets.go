@@ -1,0 +1,128 @@
+package sky
+
+import "math"
+
+// Sky pockets: sky seen through a gap between a tree and a building, or between the
+// branches of a tree, is enclosed by the foreground, so keepTopConnected drops it and
+// the old sky stays in the gap. A pocket the cut labelled sky comes back when it is
+// sure to be sky: big enough, of the colour of the open sky nearby (a window that
+// reflects the sky is darker or tinted, a blue wall or water differs too), near that
+// open sky, blue or bright white, and for the most part rimmed by foliage (textured and
+// darker than the sky), not by window frames, walls or roofs.
+const (
+	pocketMinShare = 0.0005  // smallest pocket, of the frame
+	pocketReach    = 1.0 / 8 // how far around the pocket the open sky is looked for (of the long edge)
+	pocketGap      = 12.0    // colour distance (CIELAB) from the mean of that open sky at most
+	pocketFoliage  = 0.5     // share of the pocket's rim that is foliage at least
+	pocketRim      = 2       // width of that rim
+)
+
+// addSkyPockets adds to sky the parts of raw (the last cut, before keepTopConnected)
+// that pass the tests above.
+func addSkyPockets(sky, raw []bool, f *features) {
+	w, h := f.w, f.h
+	minN := max(16, int(pocketMinShare*float64(w*h)))
+	reach := max(4, int(pocketReach*float64(max(w, h))))
+	var skyL float64
+	nSky := 0
+	for p, s := range sky {
+		if s {
+			skyL += float64(f.lab[p*3])
+			nSky++
+		}
+	}
+	if nSky == 0 {
+		return
+	}
+	skyL /= float64(nSky)
+	seen := make([]bool, w*h)
+	var members []int32
+	for start := range raw {
+		if !raw[start] || sky[start] || seen[start] {
+			continue
+		}
+		members = append(members[:0], int32(start))
+		seen[start] = true
+		x0, y0, x1, y1 := w, h, 0, 0
+		for i := 0; i < len(members); i++ {
+			p := int(members[i])
+			x, y := p%w, p/w
+			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+			for d := 0; d < 4; d++ {
+				nx, ny := x+gridDX[d], y+gridDY[d]
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				if q := ny*w + nx; raw[q] && !sky[q] && !seen[q] {
+					seen[q] = true
+					members = append(members, int32(q))
+				}
+			}
+		}
+		if len(members) < minN {
+			continue
+		}
+		var pl, pa, pb float64
+		for _, q := range members {
+			o := int(q) * 3
+			pl, pa, pb = pl+float64(f.lab[o]), pa+float64(f.lab[o+1]), pb+float64(f.lab[o+2])
+		}
+		n := float64(len(members))
+		pl, pa, pb = pl/n, pa/n, pb/n
+		if !skyColoured(float32(pl), float32(pa), float32(pb)) {
+			continue
+		}
+		// The open sky around it.
+		var sl, sa, sb float64
+		ns := 0
+		for y := max(0, y0-reach); y <= min(h-1, y1+reach); y++ {
+			for x := max(0, x0-reach); x <= min(w-1, x1+reach); x++ {
+				if p := y*w + x; sky[p] {
+					o := p * 3
+					sl, sa, sb = sl+float64(f.lab[o]), sa+float64(f.lab[o+1]), sb+float64(f.lab[o+2])
+					ns++
+				}
+			}
+		}
+		if ns < minN/4 {
+			continue
+		}
+		inv := 1 / float64(ns)
+		if math.Sqrt(sq(pl-sl*inv)+sq(pa-sa*inv)+sq(pb-sb*inv)) > pocketGap {
+			continue
+		}
+		// Its rim: the pixels within pocketRim of it, not in it.
+		fol, rim := 0, 0
+		for y := max(0, y0-pocketRim); y <= min(h-1, y1+pocketRim); y++ {
+			for x := max(0, x0-pocketRim); x <= min(w-1, x1+pocketRim); x++ {
+				if p := y*w + x; (raw[p] && seen[p] && !sky[p]) || !pocketNear(raw, seen, sky, w, h, x, y) {
+					continue
+				}
+				p := y*w + x
+				rim++
+				if f.tex[p] > bgTexMin && float64(f.lab[p*3]) < skyL {
+					fol++
+				}
+			}
+		}
+		if float64(fol) < pocketFoliage*float64(rim) {
+			continue
+		}
+		for _, q := range members {
+			sky[q] = true
+		}
+	}
+}
+
+// pocketNear reports whether (x, y) lies within pocketRim of a pixel of the pocket being
+// examined (cut sky, seen by the flood, not yet sky).
+func pocketNear(raw, seen, sky []bool, w, h, x, y int) bool {
+	for yy := max(0, y-pocketRim); yy <= min(h-1, y+pocketRim); yy++ {
+		for xx := max(0, x-pocketRim); xx <= min(w-1, x+pocketRim); xx++ {
+			if q := yy*w + xx; raw[q] && seen[q] && !sky[q] {
+				return true
+			}
+		}
+	}
+	return false
+}
