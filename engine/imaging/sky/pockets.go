@@ -7,14 +7,16 @@ import "math"
 // the old sky stays in the gap. A pocket the cut labelled sky comes back when it is
 // sure to be sky: big enough, of the colour of the open sky nearby (a window that
 // reflects the sky is darker or tinted, a blue wall or water differs too), near that
-// open sky, blue or bright white, and for the most part rimmed by foliage (textured and
-// darker than the sky), not by window frames, walls or roofs.
+// open sky, blue or bright white, and in good part rimmed by foliage (textured, darker
+// than the sky, gradients every way), not by window frames, walls or roofs, whose
+// texture runs one way or is absent.
 const (
 	pocketMinShare = 0.0005  // smallest pocket, of the frame
 	pocketReach    = 1.0 / 8 // how far around the pocket the open sky is looked for (of the long edge)
 	pocketGap      = 12.0    // colour distance (CIELAB) from the mean of that open sky at most
-	pocketFoliage  = 0.5     // share of the pocket's rim that is foliage at least
+	pocketFoliage  = 0.4     // share of the pocket's rim that is foliage at least
 	pocketRim      = 2       // width of that rim
+	pocketCoh      = 0.5     // structure-tensor coherence below which texture runs every way (foliage)
 )
 
 // addSkyPockets adds to sky the parts of raw (the last cut, before keepTopConnected)
@@ -100,7 +102,7 @@ func addSkyPockets(sky, raw []bool, f *features) {
 				}
 				p := y*w + x
 				rim++
-				if f.tex[p] > bgTexMin && float64(f.lab[p*3]) < skyL {
+				if f.tex[p] > bgTexMin && float64(f.lab[p*3]) < skyL && coherence(f, x, y) < pocketCoh {
 					fol++
 				}
 			}
@@ -125,4 +127,24 @@ func pocketNear(raw, seen, sky []bool, w, h, x, y int) bool {
 		}
 	}
 	return false
+}
+
+// coherence is the structure-tensor coherence of L* over the 5 x 5 window around
+// (x, y): near 1 where the texture runs one way (a window frame, a roof line), low in
+// foliage, whose gradients point every way.
+func coherence(f *features, x, y int) float64 {
+	w, h := f.w, f.h
+	var xx, yy, xy float64
+	for j := max(1, y-2); j <= min(h-2, y+2); j++ {
+		for i := max(1, x-2); i <= min(w-2, x+2); i++ {
+			gx := float64(f.lab[(j*w+i+1)*3] - f.lab[(j*w+i-1)*3])
+			gy := float64(f.lab[((j+1)*w+i)*3] - f.lab[((j-1)*w+i)*3])
+			xx, yy, xy = xx+gx*gx, yy+gy*gy, xy+gx*gy
+		}
+	}
+	tr := xx + yy
+	if tr == 0 {
+		return 0
+	}
+	return (sq(xx-yy) + 4*xy*xy) / (tr * tr)
 }

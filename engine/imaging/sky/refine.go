@@ -19,9 +19,9 @@ import (
 // skyline pixel half covered by a roof gets alpha near 0.5 wherever the guided filter
 // put it. Where S and F are too alike to tell apart or the pixel lies off the segment
 // (a lit branch, a white wall seen through the leaves, a pale flashing) the coarse
-// matte is kept, except on a pale, washed-out surface of some thickness whose colour
-// the open sky nearby does not show (a grey metal flashing on a cornice under a deep
-// blue sky, which the labelling took as sky): that is ground. A guided filter with a
+// matte is kept, except on a pale, washed-out strip of some thickness whose colour the
+// open sky nearby does not show (a grey metal flashing on a cornice under a deep blue
+// sky, which the labelling took as sky): that is ground (see skyPalette). A guided filter with a
 // small window and low regularisation carries the result to full resolution.
 //
 // The same local colours let the compositor estimate each edge pixel's foreground
@@ -318,6 +318,7 @@ func (a *analysis) refine(ctx context.Context) error {
 		surf[p] = v > 0.5
 	}
 	surf = dilate(erode(surf, w, h, oddOpen), w, h, oddOpen+oddFringe)
+	keepStrips(surf, w, h, bfs[:0])
 	for p, v := range odd {
 		if v > 0 && surf[p] {
 			out[p] -= rest[p] * v
@@ -399,8 +400,10 @@ func skyLike(px []float32, oldSky *imaging.Image, x, y, w, h int) bool {
 // itself, which the labelling took as sky, is not among them. Only pale, washed-out
 // colours under a clearly blue sky are judged so (a lit branch or a wall seen through
 // leaves is darker and stays with the coarse matte, an overcast sky tells nothing), and
-// only surfaces that survive an opening: a one- or two-pixel bright rim along a roof (a
-// sharpening overshoot) would stay as a pale line over the new sky.
+// only surfaces that survive an opening and run as long, thin strips (keepStrips): a
+// one- or two-pixel bright rim along a roof (a sharpening overshoot) would stay as a
+// pale line over the new sky, and a cloud glimpsed through leaves or grass as a pale
+// blob.
 const (
 	paletteGap    = 3    // band widths between the boundary and the sky sampled
 	paletteReach  = 3    // and how far beyond that the blocks are searched, in gaps
@@ -411,7 +414,45 @@ const (
 	paleDarker    = 5.0  // and its L* at most this far below the sky's
 	oddOpen       = 1    // opening radius a surface must survive (guide pixels)
 	oddFringe     = 1    // and the pixels beside it that go with it
+	stripElong    = 4.5  // a surface's length is at least this many times its thickness
 )
+
+// keepStrips clears the parts of m that are no long, thin strip: a flashing or coping
+// runs along the roof line, a cloud glimpsed through leaves or grass is a blob. queue
+// is scratch.
+func keepStrips(m []bool, w, h int, queue []int32) {
+	seen := make([]bool, len(m))
+	for s := range m {
+		if !m[s] || seen[s] {
+			continue
+		}
+		queue = append(queue[:0], int32(s))
+		seen[s] = true
+		x0, y0, x1, y1 := w, h, 0, 0
+		for i := 0; i < len(queue); i++ {
+			p := int(queue[i])
+			x, y := p%w, p/w
+			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+			for d := 0; d < 8; d++ {
+				nx, ny := x+gridDX[d], y+gridDY[d]
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				if q := ny*w + nx; m[q] && !seen[q] {
+					seen[q] = true
+					queue = append(queue, int32(q))
+				}
+			}
+		}
+		// Length along the bounding box's diagonal, mean thickness across it.
+		length := math.Hypot(float64(x1-x0+1), float64(y1-y0+1))
+		if length*length < stripElong*float64(len(queue)) {
+			for _, p := range queue {
+				m[p] = false
+			}
+		}
+	}
+}
 
 // erode shrinks a mask by a square of radius r (the frame border counts as set).
 func erode(m []bool, w, h, r int) []bool {
