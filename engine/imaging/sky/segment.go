@@ -98,13 +98,15 @@ func segmentWork(img *imaging.Image, pockets bool) *labelling {
 		skyM, bgM = fitGMM(f.lab, skyIdx, skyComps), fitGMM(f.lab, bgIdx, bgComps)
 	}
 	dropOddParts(lab.sky, f)
-	if raw != nil {
-		addSkyPockets(lab.sky, raw, f)
-	}
 	lab.stats = measure(f, lab.sky)
 	lab.reason = lab.stats.verdict()
 	if lab.reason != "" {
 		clear(lab.sky)
+		return lab
+	}
+	// Pockets join a sky the verdict accepted; they never decide whether there is one.
+	if raw != nil {
+		addSkyPockets(lab.sky, raw, f)
 	}
 	return lab
 }
