@@ -23,6 +23,9 @@ const (
 // result is (1-alpha)*F*gain + alpha*S_new. Pixels just outside the matte (alpha 0,
 // a.near) are only cleaned of sky spill: a JPEG's chroma and a lens's flare bleed the
 // old sky a pixel or two into the ground, which would stay as a rim over the new sky.
+// Decontamination only undoes mixes; a surface at the skyline that carries the old
+// sky's light (a flashing, a sunlit coping, leaf edges) keeps its colour, so within the
+// skyline's first pixels that light is swapped for the new sky's (edgelight.go).
 type compositor struct {
 	a              *analysis
 	newSky, oldSky *imaging.Image
@@ -33,8 +36,10 @@ type compositor struct {
 	nfx, nfy           []float32
 	ox0, ox1, oy0, oy1 []int32 // and into oldSky
 	ofx, ofy           []float32
-	gx, gy             []int32 // nearest guide pixel, for a.near
-	nearRow            []bool  // guide rows with any a.near pixel
+	gx, gy             []int32   // nearest guide pixel, for a.near
+	nearRow            []bool    // guide rows with any a.near pixel
+	light              []float32 // edge lighting weight per guide pixel (edgeLight), on oldSky's grid; nil: none
+	lightRow           []bool    // guide rows with any weight
 }
 
 func (k *compositor) prepare(w, h int) {
@@ -84,14 +89,18 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 	live := k.a.matte.alphaRow(y, src, c, s.alpha)
 	g0, g1, g2 := k.gain[0], k.gain[1], k.gain[2]
 	var near []bool
+	var l0, l1 []float32
 	if k.fg != nil {
 		gw := k.a.guide.W()
 		gy := int(k.gy[y])
 		if k.nearRow[gy] {
 			near = k.a.near[gy*gw : gy*gw+gw]
 		}
+		if y0, y1 := int(k.oy0[y]), int(k.oy1[y]); k.light != nil && (k.lightRow[y0] || k.lightRow[y1]) {
+			l0, l1 = k.light[y0*gw:y0*gw+gw], k.light[y1*gw:y1*gw+gw]
+		}
 	}
-	if !live && near == nil {
+	if !live && near == nil && l0 == nil {
 		for x := 0; x < w; x++ {
 			i := x * c
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
@@ -116,11 +125,18 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		if c == 4 {
 			dst[i+3] = src[i+3]
 		}
+		var e float32
+		if l0 != nil {
+			a, b, fx := k.ox0[x], k.ox1[x], k.ofx[x]
+			top := l0[a] + fx*(l0[b]-l0[a])
+			e = top + ofy*(l1[a]+fx*(l1[b]-l1[a])-top)
+		}
 		if al == 0 {
-			if near != nil && near[k.gx[x]] {
+			if e > 0 || (near != nil && near[k.gx[x]]) {
+				bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
 				bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
 				bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
-				k.decontaminate(src[i:i+3], dst[i:i+3], 0, &sOld, &fLoc, &sNew)
+				k.decontaminate(src[i:i+3], dst[i:i+3], 0, e, &sOld, &fLoc, &sNew)
 				continue
 			}
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
@@ -132,7 +148,7 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		inv := 1 - al
 		if f0 != nil {
 			bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
-			k.decontaminate(src[i:i+3], dst[i:i+3], al, &sOld, &fLoc, &sNew)
+			k.decontaminate(src[i:i+3], dst[i:i+3], al, e, &sOld, &fLoc, &sNew)
 			continue
 		}
 		for ch := 0; ch < 3; ch++ {
@@ -160,8 +176,9 @@ func clampSample(v float32) float32 {
 // mostly sky (least squares with a prior of weight fgPrior*al). What is left of the old
 // sky in F (its part along sOld - fLoc beyond the local ground's own) is then taken
 // out: it is spill from the sky, the pale or cyan rim a leaf or a roof edge would
-// otherwise keep over the new sky.
-func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, sNew *[3]float32) {
+// otherwise keep over the new sky. With edge lighting weight e > 0 what F still has of
+// the old sky's light is then swapped for the new sky's (relight).
+func (k *compositor) decontaminate(src, dst []float32, al, e float32, sOld, fLoc, sNew *[3]float32) {
 	inv := 1 - al
 	pw := fgPrior * al
 	var f, u, hi [3]float32
@@ -193,6 +210,9 @@ func (k *compositor) decontaminate(src, dst []float32, al float32, sOld, fLoc, s
 		for ch := 0; ch < 3; ch++ {
 			f[ch] -= t * u[ch]
 		}
+	}
+	if e > 0 {
+		relight(&f, e, sOld, fLoc, sNew)
 	}
 	for ch := 0; ch < 3; ch++ {
 		f[ch] = max(0, min(f[ch], hi[ch]))

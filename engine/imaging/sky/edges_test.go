@@ -410,7 +410,7 @@ func loadEdgeCases(t *testing.T) []*edgeCase {
 
 const (
 	minEdgeF     = 0.905
-	maxHaloRatio = 0.76
+	maxHaloRatio = 0.47
 )
 
 // TestSkyEdges checks the matte's edges against the hand-made masks (boundary F-score

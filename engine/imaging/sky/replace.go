@@ -69,6 +69,7 @@ func replaceLook(ctx context.Context, img *imaging.Image, lk look, legacy bool) 
 	comp := compositor{a: a, newSky: newSky, oldSky: oldSky, gain: gain}
 	if !a.legacy {
 		comp.oldSky, comp.fg = a.skyLocal, a.fgLocal
+		comp.light, comp.lightRow = a.edgeLight()
 	}
 	comp.prepare(w, h)
 	imaging.Bands(h, func(worker, y0, y1 int) {
