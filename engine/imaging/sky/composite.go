@@ -212,7 +212,7 @@ func (k *compositor) decontaminate(src, dst []float32, al, e float32, sOld, fLoc
 		}
 	}
 	if e > 0 {
-		relight(&f, e, sOld, fLoc, sNew)
+		relight(&f, src, e, sOld, fLoc, sNew)
 	}
 	for ch := 0; ch < 3; ch++ {
 		f[ch] = max(0, min(f[ch], hi[ch]))

@@ -15,16 +15,21 @@ import (
 // out lightReach (of the long edge) away, so a genuinely pale-blue object keeps its
 // colour past the skyline's first pixels.
 //
-// Only light that the surface has in excess of the local ground counts: a pixel
-// darker than the ground beside it (a shadowed coping under a white parapet, a dark
-// fascia against a pale sky) reads as "towards the sky" wherever the sky is darker
-// than the ground, but it is shade, not sky light, and relighting it would paint a
-// line of the new sky's colour along it.
+// Only light in excess of the local ground, of the sky's hue, counts. A pixel darker
+// than the ground beside it (a shadowed coping under a white parapet, a dark fascia
+// against a pale sky) reads as "towards the sky" wherever the sky is darker than the
+// ground, but it is shade, not sky light; a surface whose hue runs against the sky's
+// (brick against blue) is brighter than a dark roof beside it without any of the
+// sky's light. Relighting either would paint a line of the new sky's colour along it.
+// Both are judged on the photo's pixel, before decontamination: where the matte
+// overstates alpha, the foreground estimate has lost the sky's hue that the surface
+// shows.
 const (
 	lightSeed  = 0.25      // refined alpha from which a guide pixel is part of the skyline
 	lightReach = 1.0 / 192 // of the long edge: where the edge lighting has faded out (at least 2 px)
 	lightMax   = 1.0       // the most of the old sky's colour swapped, of the sky minus the ground
 	lightRamp  = 0.04      // sRGB luma above the local ground over which the swap fades in
+	lightHue   = 0.25      // hue against the sky's (of the sky's own, off grey) at which the swap has faded out
 )
 
 // edgeLight returns, per guide pixel, the weight of the edge lighting (1 in and next
@@ -97,27 +102,35 @@ func (a *analysis) edgeLight() ([]float32, []bool) {
 	return d, rows
 }
 
-// relight swaps the old sky's light in the foreground colour f for the new sky's, with
-// weight e (see above). The old sky's part is measured in sRGB, as the eye sees a
-// tint: f's projection on the segment from the local ground fLoc to the old sky sOld,
-// at most lightMax, faded in over lightRamp as f's luma rises above the ground's.
-func relight(f *[3]float32, e float32, sOld, fLoc, sNew *[3]float32) {
-	var fs, gs, ss [3]float32
+// relight swaps the old sky's light in the foreground colour f of the photo's pixel
+// in for the new sky's, with weight e (see above). The old sky's part is measured in
+// sRGB, as the eye sees a tint: f's projection on the segment from the local ground
+// fLoc to the old sky sOld, at most lightMax. It fades in over lightRamp as the
+// pixel's luma rises above the ground's and out as its hue turns against the sky's.
+func relight(f *[3]float32, in []float32, e float32, sOld, fLoc, sNew *[3]float32) {
+	var fs, is, gs, ss [3]float32
 	for c := 0; c < 3; c++ {
-		fs[c], gs[c], ss[c] = srgb(f[c]), srgb(fLoc[c]), srgb(sOld[c])
+		fs[c], is[c], gs[c], ss[c] = srgb(f[c]), srgb(in[c]), srgb(fLoc[c]), srgb(sOld[c])
 	}
-	gate := (srgbLuma3(fs) - srgbLuma3(gs)) / lightRamp
+	gate := (srgbLuma3(is) - srgbLuma3(gs)) / lightRamp
 	if gate <= 0 {
 		return
 	}
-	var fu, uu float32
+	var fu, uu, ic, uc float32
+	im := (is[0] + is[1] + is[2] - gs[0] - gs[1] - gs[2]) / 3
+	um := (ss[0] + ss[1] + ss[2] - gs[0] - gs[1] - gs[2]) / 3
 	for c := 0; c < 3; c++ {
 		u := ss[c] - gs[c]
 		fu += (fs[c] - gs[c]) * u
 		uu += u * u
+		ic += (is[c] - gs[c] - im) * (u - um)
+		uc += (u - um) * (u - um)
 	}
 	if fu <= 0 || uu < 1e-6 {
 		return
+	}
+	if uc > 1e-6 {
+		gate *= min(1, max(0, 1+ic/uc/lightHue))
 	}
 	t := e * min(gate, 1) * min(fu/uu, lightMax)
 	for c := 0; c < 3; c++ {
