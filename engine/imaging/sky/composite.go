@@ -125,18 +125,30 @@ func (k *compositor) row(y int, src, dst []float32, c int, s *scratch) float64 {
 		if c == 4 {
 			dst[i+3] = src[i+3]
 		}
+		// The edge lighting's weight, where it can show: not in the sky itself.
 		var e float32
-		if l0 != nil {
+		if l0 != nil && al < 1-1.0/64 {
 			a, b, fx := k.ox0[x], k.ox1[x], k.ofx[x]
 			top := l0[a] + fx*(l0[b]-l0[a])
 			e = top + ofy*(l1[a]+fx*(l1[b]-l1[a])-top)
 		}
 		if al == 0 {
-			if e > 0 || (near != nil && near[k.gx[x]]) {
-				bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
+			if near != nil && near[k.gx[x]] {
+				if e > 0 {
+					bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
+				}
 				bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
 				bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
 				k.decontaminate(src[i:i+3], dst[i:i+3], 0, e, &sOld, &fLoc, &sNew)
+				continue
+			}
+			if e > 0 {
+				// Beyond the spill's reach: the ground's colour is its own, only
+				// relit.
+				bilinear(n0, n1, k.nx0[x], k.nx1[x], k.nfx[x], nfy, &sNew)
+				bilinear(o0, o1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &sOld)
+				bilinear(f0, f1, k.ox0[x], k.ox1[x], k.ofx[x], ofy, &fLoc)
+				k.relit(src[i:i+3], dst[i:i+3], e, &sOld, &fLoc, &sNew)
 				continue
 			}
 			dst[i], dst[i+1], dst[i+2] = src[i]*g0, src[i+1]*g1, src[i+2]*g2
@@ -168,6 +180,19 @@ func clampSample(v float32) float32 {
 		return 0
 	}
 	return min(v, maxSample)
+}
+
+// relit writes the ground pixel src, relit with weight e (see relight), to dst.
+func (k *compositor) relit(src, dst []float32, e float32, sOld, fLoc, sNew *[3]float32) {
+	var f [3]float32
+	for ch := 0; ch < 3; ch++ {
+		f[ch] = clampSample(src[ch])
+	}
+	v := f
+	relight(&f, src, e, sOld, fLoc, sNew)
+	for ch := 0; ch < 3; ch++ {
+		dst[ch] = max(0, min(f[ch], max(v[ch], fLoc[ch], 1))) * k.gain[ch]
+	}
 }
 
 // decontaminate composites one pixel of sky alpha al over the new sky sNew, given the

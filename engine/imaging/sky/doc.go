@@ -39,8 +39,9 @@
 // alpha nears 1) and laid over the new sky, and the pixels just outside the matte are
 // cleaned of sky spill the same way, so the old sky leaves no halo. Within the
 // skyline's first pixels (fading out at 1/192 of the long edge) surfaces brighter than
-// the ground beside them are relit: the old sky's light they carry (a flashing or a
-// sunlit coping mirroring the blue, leaf edges) is swapped for the new sky's, as an
-// editor's lighting adjustment does. The foreground's white balance moves a few
-// percent towards the new sky's light. Output is deterministic per input and style.
+// the ground beside them, and not of a hue against the sky's, are relit: the old sky's
+// light they carry (a flashing or a sunlit coping mirroring the blue, leaf edges) is
+// swapped for the new sky's, as an editor's lighting adjustment does; shade is left
+// alone. The foreground's white balance moves a few percent towards the new sky's
+// light. Output is deterministic per input and style.
 package sky

@@ -1,9 +1,5 @@
 package sky
 
-import (
-	"math"
-)
-
 // Edge lighting. A surface at the skyline carries the old sky's light: the sunlit
 // top of a coping or a metal flashing mirrors the blue above it, leaf edges take its
 // fill light. Those colours are the surface's own, no mix with the sky that
@@ -32,74 +28,115 @@ const (
 	lightHue   = 0.25      // hue against the sky's (of the sky's own, off grey) at which the swap has faded out
 )
 
-// edgeLight returns, per guide pixel, the weight of the edge lighting (1 in and next
-// to the refined matte, fading with the distance from it to 0 at lightReach) and the
-// guide rows with any weight.
+// edgeLight returns, per guide pixel, the weight of the edge lighting and the guide
+// rows with any weight. It is 1 at the skyline (where the refined alpha crosses
+// lightSeed) and fades with the distance from it to 0 at lightReach on the ground
+// side; deep inside the sky, whose own fractional pixels (a cloud's edge) have no
+// surface to relight, it is 0.
 func (a *analysis) edgeLight() ([]float32, []bool) {
 	w, h := a.guide.W(), a.guide.H()
 	r := max(2, float32(max(w, h))*lightReach)
-	const far = float32(1 << 20)
-	d := make([]float32, w*h)
+	toSky, toGround := make([]uint8, w*h), make([]uint8, w*h)
 	for p, m := range a.mask {
 		if m < lightSeed {
-			d[p] = far
+			toSky[p] = chamferFar
+		} else {
+			toGround[p] = chamferFar
 		}
 	}
-	// Two-pass chamfer distance (1, sqrt 2) to the skyline.
-	const diag = float32(math.Sqrt2)
+	chamfer(toSky, w, h)
+	chamfer(toGround, w, h)
+	// Weights by distance in thirds of a pixel. Inside the sky the weight stays full
+	// as far as it reaches into the ground, then drops within a pixel: the matte's
+	// seed may lie a few pixels out over a skyline surface it half covers.
+	var ground, sky [chamferFar + 1]float32
+	for i := range ground {
+		d := float32(i) / 3
+		ground[i] = min(1, max(0, (r-d)/(r-1)))
+		sky[i] = min(1, max(0, r+1-d))
+	}
+	e := make([]float32, w*h)
+	rows := make([]bool, h)
+	for y := range rows {
+		for p := y * w; p < y*w+w; p++ {
+			v := ground[toSky[p]]
+			if toSky[p] == 0 {
+				v = sky[toGround[p]]
+			}
+			if v > 0 {
+				e[p] = v
+				rows[y] = true
+			}
+		}
+	}
+	return e, rows
+}
+
+// chamferFar marks the pixels a chamfer distance is measured for.
+const chamferFar = 255
+
+// chamfer turns d (0 at the seeds, chamferFar elsewhere) into the chamfer distance to
+// the nearest seed in thirds of a pixel (3 straight, 4 diagonal), saturating at
+// chamferFar: two passes over the grid.
+func chamfer(d []uint8, w, h int) {
+	step := func(v, n, k uint8) uint8 {
+		if n < chamferFar-k && n+k < v {
+			return n + k
+		}
+		return v
+	}
 	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			p := y*w + x
-			v := d[p]
+		row := d[y*w : y*w+w]
+		var up []uint8
+		if y > 0 {
+			up = d[(y-1)*w : y*w]
+		}
+		for x := range row {
+			v := row[x]
 			if v == 0 {
 				continue
 			}
 			if x > 0 {
-				v = min(v, d[p-1]+1)
+				v = step(v, row[x-1], 3)
 			}
-			if y > 0 {
-				v = min(v, d[p-w]+1)
+			if up != nil {
+				v = step(v, up[x], 3)
 				if x > 0 {
-					v = min(v, d[p-w-1]+diag)
+					v = step(v, up[x-1], 4)
 				}
 				if x < w-1 {
-					v = min(v, d[p-w+1]+diag)
+					v = step(v, up[x+1], 4)
 				}
 			}
-			d[p] = v
+			row[x] = v
 		}
 	}
-	rows := make([]bool, h)
 	for y := h - 1; y >= 0; y-- {
+		row := d[y*w : y*w+w]
+		var down []uint8
+		if y < h-1 {
+			down = d[(y+1)*w : (y+2)*w]
+		}
 		for x := w - 1; x >= 0; x-- {
-			p := y*w + x
-			v := d[p]
-			if v != 0 {
-				if x < w-1 {
-					v = min(v, d[p+1]+1)
-				}
-				if y < h-1 {
-					v = min(v, d[p+w]+1)
-					if x < w-1 {
-						v = min(v, d[p+w+1]+diag)
-					}
-					if x > 0 {
-						v = min(v, d[p+w-1]+diag)
-					}
-				}
-				d[p] = v
+			v := row[x]
+			if v == 0 {
+				continue
 			}
+			if x < w-1 {
+				v = step(v, row[x+1], 3)
+			}
+			if down != nil {
+				v = step(v, down[x], 3)
+				if x < w-1 {
+					v = step(v, down[x+1], 4)
+				}
+				if x > 0 {
+					v = step(v, down[x-1], 4)
+				}
+			}
+			row[x] = v
 		}
 	}
-	// The weight is written only once both passes are done with a row's neighbours.
-	for p, v := range d {
-		e := min(1, max(0, (r-v)/(r-1)))
-		d[p] = e
-		if e > 0 {
-			rows[p/w] = true
-		}
-	}
-	return d, rows
 }
 
 // relight swaps the old sky's light in the foreground colour f of the photo's pixel
@@ -108,13 +145,19 @@ func (a *analysis) edgeLight() ([]float32, []bool) {
 // fLoc to the old sky sOld, at most lightMax. It fades in over lightRamp as the
 // pixel's luma rises above the ground's and out as its hue turns against the sky's.
 func relight(f *[3]float32, in []float32, e float32, sOld, fLoc, sNew *[3]float32) {
+	if in[0] <= fLoc[0] && in[1] <= fLoc[1] && in[2] <= fLoc[2] {
+		return // darker than the ground: the common case, without the encoding below
+	}
 	var fs, is, gs, ss [3]float32
 	for c := 0; c < 3; c++ {
-		fs[c], is[c], gs[c], ss[c] = srgb(f[c]), srgb(in[c]), srgb(fLoc[c]), srgb(sOld[c])
+		is[c], gs[c] = srgb(in[c]), srgb(fLoc[c])
 	}
 	gate := (srgbLuma3(is) - srgbLuma3(gs)) / lightRamp
 	if gate <= 0 {
 		return
+	}
+	for c := 0; c < 3; c++ {
+		fs[c], ss[c] = srgb(f[c]), srgb(sOld[c])
 	}
 	var fu, uu, ic, uc float32
 	im := (is[0] + is[1] + is[2] - gs[0] - gs[1] - gs[2]) / 3
