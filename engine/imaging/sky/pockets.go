@@ -39,28 +39,13 @@ func addSkyPockets(sky, raw []bool, f *features) {
 	skyL /= float64(nSky)
 	seen := make([]bool, w*h)
 	var members []int32
+	inPocket := func(q int) bool { return raw[q] && !sky[q] }
 	for start := range raw {
 		if !raw[start] || sky[start] || seen[start] {
 			continue
 		}
-		members = append(members[:0], int32(start))
-		seen[start] = true
-		x0, y0, x1, y1 := w, h, 0, 0
-		for i := 0; i < len(members); i++ {
-			p := int(members[i])
-			x, y := p%w, p/w
-			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
-			for d := 0; d < 4; d++ {
-				nx, ny := x+gridDX[d], y+gridDY[d]
-				if nx < 0 || ny < 0 || nx >= w || ny >= h {
-					continue
-				}
-				if q := ny*w + nx; raw[q] && !sky[q] && !seen[q] {
-					seen[q] = true
-					members = append(members, int32(q))
-				}
-			}
-		}
+		var x0, y0, x1, y1 int
+		members, x0, y0, x1, y1 = flood(start, w, h, 4, inPocket, seen, members)
 		if len(members) < minN {
 			continue
 		}

@@ -347,32 +347,12 @@ func refinedRadius(w, h int) int {
 // pockets inside a canopy join the foliage band around them. queue is scratch.
 func fillHoles(m []bool, w, h, maxArea int, queue []int32) {
 	seen := make([]bool, len(m))
+	inHole := func(q int) bool { return !m[q] }
 	for s := range m {
 		if m[s] || seen[s] {
 			continue
 		}
-		queue = append(queue[:0], int32(s))
-		seen[s] = true
-		for i := 0; i < len(queue); i++ {
-			p := int(queue[i])
-			x, y := p%w, p/w
-			if x > 0 && !m[p-1] && !seen[p-1] {
-				seen[p-1] = true
-				queue = append(queue, int32(p-1))
-			}
-			if x < w-1 && !m[p+1] && !seen[p+1] {
-				seen[p+1] = true
-				queue = append(queue, int32(p+1))
-			}
-			if y > 0 && !m[p-w] && !seen[p-w] {
-				seen[p-w] = true
-				queue = append(queue, int32(p-w))
-			}
-			if y < h-1 && !m[p+w] && !seen[p+w] {
-				seen[p+w] = true
-				queue = append(queue, int32(p+w))
-			}
-		}
+		queue, _, _, _, _ = flood(s, w, h, 4, inHole, seen, queue)
 		if len(queue) <= maxArea {
 			for _, p := range queue {
 				m[p] = true
@@ -422,28 +402,13 @@ const (
 // is scratch.
 func keepStrips(m []bool, w, h int, queue []int32) {
 	seen := make([]bool, len(m))
+	inStrip := func(q int) bool { return m[q] }
 	for s := range m {
 		if !m[s] || seen[s] {
 			continue
 		}
-		queue = append(queue[:0], int32(s))
-		seen[s] = true
-		x0, y0, x1, y1 := w, h, 0, 0
-		for i := 0; i < len(queue); i++ {
-			p := int(queue[i])
-			x, y := p%w, p/w
-			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
-			for d := 0; d < 8; d++ {
-				nx, ny := x+gridDX[d], y+gridDY[d]
-				if nx < 0 || ny < 0 || nx >= w || ny >= h {
-					continue
-				}
-				if q := ny*w + nx; m[q] && !seen[q] {
-					seen[q] = true
-					queue = append(queue, int32(q))
-				}
-			}
-		}
+		var x0, y0, x1, y1 int
+		queue, x0, y0, x1, y1 = flood(s, w, h, 8, inStrip, seen, queue)
 		// Length along the bounding box's diagonal, mean thickness across it.
 		length := math.Hypot(float64(x1-x0+1), float64(y1-y0+1))
 		if length*length < stripElong*float64(len(queue)) {
