@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -537,24 +538,8 @@ func exportTo(a Assets, id string, opt core.ExportOptions, path string) error {
 		return err
 	}
 	defer f.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".porchlight-export-*.tmp")
-	if err != nil {
+	return writeFileAtomic(path, 0o644, func(w io.Writer) error {
+		_, _, err := assets.Repackage(f, rec.Size, opt, false, w)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, _, err := assets.Repackage(f, rec.Size, opt, false, tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,24 +60,8 @@ func writeMaskPNG(path string, m *paintMask) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mask-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(tmp, maskImage(m)); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeFileAtomic(path, 0o600, func(w io.Writer) error { return enc.Encode(w, maskImage(m)) })
 }
 
 // readMaskPNG reads a mask PNG as the engine does (codec.DecodeMask: coverage above

@@ -591,6 +591,16 @@ func (w *Window) writeQueued(rec core.Shoot) {
 // of the store that follows sees every change made before (not on the UI
 // goroutine).
 func (w *Window) waitSaves() {
+	w.drainSaveQueue()
+	w.saveMu.Lock()
+	for w.savePending > 0 {
+		w.saveDone.Wait()
+	}
+	w.saveMu.Unlock()
+}
+
+// drainSaveQueue writes the snapshots queued so far, without waiting for more.
+func (w *Window) drainSaveQueue() {
 	for {
 		select {
 		case rec := <-w.saveQ:
@@ -600,11 +610,6 @@ func (w *Window) waitSaves() {
 		}
 		break
 	}
-	w.saveMu.Lock()
-	for w.savePending > 0 {
-		w.saveDone.Wait()
-	}
-	w.saveMu.Unlock()
 }
 
 // saver writes the current shoot once its changes pause (or at least every
@@ -681,15 +686,7 @@ func (w *Window) putShoot(rec core.Shoot) {
 // flushSaves writes what the saver still holds and the current shoot, after the
 // background work stopped (Close).
 func (w *Window) flushSaves() {
-	for {
-		select {
-		case rec := <-w.saveQ:
-			w.writeQueued(rec)
-			continue
-		default:
-		}
-		break
-	}
+	w.drainSaveQueue()
 	if !w.shoot.ReadOnly() && (w.shoot.Len() > 0 || w.isSaved(w.shoot.ID())) {
 		w.putShoot(w.shoot.Record(w.owner))
 	}
