@@ -134,7 +134,7 @@ func (m *Image) ToNRGBA() *image.NRGBA {
 					op[o], op[o+1], op[o+2] = Encode8(row[i]), Encode8(row[i+1]), Encode8(row[i+2])
 					op[o+3] = 255
 					if m.C == 4 {
-						op[o+3] = uint8(clamp01(row[i+3])*255 + 0.5)
+						op[o+3] = uint8(Clamp01(row[i+3])*255 + 0.5)
 					}
 				}
 			}
@@ -161,7 +161,7 @@ func (m *Image) ToNRGBA64() *image.NRGBA64 {
 				} else {
 					r, g, b = Encode16(row[i]), Encode16(row[i+1]), Encode16(row[i+2])
 					if m.C == 4 {
-						a = uint16(clamp01(row[i+3])*65535 + 0.5)
+						a = uint16(Clamp01(row[i+3])*65535 + 0.5)
 					}
 				}
 				op[o], op[o+1] = uint8(r>>8), uint8(r)
@@ -174,7 +174,8 @@ func (m *Image) ToNRGBA64() *image.NRGBA64 {
 	return out
 }
 
-func clamp01(v float32) float32 {
+// Clamp01 clamps v to 0..1, NaN to 0.
+func Clamp01(v float32) float32 {
 	if !(v > 0) {
 		return 0
 	}

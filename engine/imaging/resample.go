@@ -298,7 +298,7 @@ func clampRow(row []float32) {
 func premultiplyRow(row []float32) {
 	for i := 0; i+4 <= len(row); i += 4 {
 		p := row[i : i+4 : i+4]
-		a := clamp01(p[3])
+		a := Clamp01(p[3])
 		p[0], p[1], p[2], p[3] = p[0]*a, p[1]*a, p[2]*a, a
 	}
 }
@@ -311,7 +311,7 @@ func premultiplied(src *Image) *Image {
 			in, out := src.Row(y), dst.Row(y)
 			for x := 0; x < w; x++ {
 				p, o := in[x*4:x*4+4:x*4+4], out[x*4:x*4+4:x*4+4]
-				a := clamp01(p[3])
+				a := Clamp01(p[3])
 				o[0], o[1], o[2], o[3] = p[0]*a, p[1]*a, p[2]*a, a
 			}
 		}
@@ -326,7 +326,7 @@ func unpremultiply(m *Image) {
 			row := m.Row(y)
 			for x := 0; x < w; x++ {
 				p := row[x*4 : x*4+4 : x*4+4]
-				a := clamp01(p[3])
+				a := Clamp01(p[3])
 				p[3] = a
 				if a < 1.0/65536 {
 					p[0], p[1], p[2] = 0, 0, 0

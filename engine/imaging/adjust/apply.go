@@ -102,7 +102,7 @@ func (p *plan) row(out, in []float32, c int) {
 			b = y + (b-y)*f
 		}
 		o := out[i : i+3 : i+3]
-		o[0], o[1], o[2] = clamp01(r), clamp01(g), clamp01(b)
+		o[0], o[1], o[2] = imaging.Clamp01(r), imaging.Clamp01(g), imaging.Clamp01(b)
 		if copyAlpha {
 			copy(out[i+3:i+c], in[i+3:i+c])
 		}
@@ -141,15 +141,4 @@ func vibranceWeight(r, g, b float32, boost bool) float32 {
 // q = min/max of the linear channels, about 0.04-0.7 for skin.
 func skinLikelihood(ht, q float32) float32 {
 	return ht * (1 - imaging.Smoothstep32(0.64, 0.81, q)) * imaging.Smoothstep32(0.01, 0.0625, q)
-}
-
-// clamp01 clamps to 0..1, NaN to 0.
-func clamp01(v float32) float32 {
-	if !(v > 0) {
-		return 0
-	}
-	if v > 1 {
-		return 1
-	}
-	return v
 }

@@ -266,7 +266,7 @@ func (a *analysis) refine(ctx context.Context) error {
 					if got[1][p] {
 						f[c] = col[3+c][p]
 					} else {
-						f[c] = clamp01f(row[i+c])
+						f[c] = imaging.Clamp01(row[i+c])
 					}
 				}
 				sr[x*3], sr[x*3+1], sr[x*3+2] = s[0], s[1], s[2]
@@ -280,7 +280,7 @@ func (a *analysis) refine(ctx context.Context) error {
 				var d, v [3]float32
 				for c := 0; c < 3; c++ {
 					d[c] = s[c] - f[c]
-					v[c] = clamp01f(row[i+c]) - f[c]
+					v[c] = imaging.Clamp01(row[i+c]) - f[c]
 					dd += d[c] * d[c]
 					proj += v[c] * d[c]
 				}
@@ -289,7 +289,7 @@ func (a *analysis) refine(ctx context.Context) error {
 					continue
 				}
 				t := proj / dd
-				ac := clamp01f(t)
+				ac := imaging.Clamp01(t)
 				var res float32
 				for c := 0; c < 3; c++ {
 					e := v[c] - ac*d[c]
@@ -472,7 +472,7 @@ func newSkyPalette(g *imaging.Image, mask []float32, hard, edge []bool, rb int) 
 				}
 				q := by*pl.bw + bx
 				inv := 1 / float32(cnt)
-				pl.lab[q*3], pl.lab[q*3+1], pl.lab[q*3+2] = labOf(clamp01f(sum[0]*inv), clamp01f(sum[1]*inv), clamp01f(sum[2]*inv))
+				pl.lab[q*3], pl.lab[q*3+1], pl.lab[q*3+2] = labOf(imaging.Clamp01(sum[0]*inv), imaging.Clamp01(sum[1]*inv), imaging.Clamp01(sum[2]*inv))
 				pl.ok[q] = true
 			}
 		}
@@ -484,7 +484,7 @@ func newSkyPalette(g *imaging.Image, mask []float32, hard, edge []bool, rb int) 
 // linear pixel px, falling to 0 with the colour distance to the nearest one; 1 also
 // where no open sky is near enough to tell.
 func (pl *skyPalette) match(px []float32, x, y int, sky [3]float32) float32 {
-	l, a, b := labOf(clamp01f(px[0]), clamp01f(px[1]), clamp01f(px[2]))
+	l, a, b := labOf(imaging.Clamp01(px[0]), imaging.Clamp01(px[1]), imaging.Clamp01(px[2]))
 	sl, sa, sb := labOf(sky[0], sky[1], sky[2])
 	if sc := hypot32(sa, sb); sc < paleSkyChroma || hypot32(a, b) > paleChroma*sc || l < sl-paleDarker {
 		return 1

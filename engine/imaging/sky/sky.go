@@ -184,9 +184,9 @@ func blockMean(ctx context.Context, src *imaging.Image, k int) (*imaging.Image, 
 					b := x * k * c
 					var r, g, bl float32
 					for i := 0; i < k; i++ {
-						r += clamp01f(s[b+i*c])
-						g += clamp01f(s[b+i*c+1])
-						bl += clamp01f(s[b+i*c+2])
+						r += imaging.Clamp01(s[b+i*c])
+						g += imaging.Clamp01(s[b+i*c+1])
+						bl += imaging.Clamp01(s[b+i*c+2])
 					}
 					d[x*3] += r
 					d[x*3+1] += g

@@ -78,7 +78,7 @@ func renderSky(lk look, geo skyGeometry, want []bool) *imaging.Image {
 	imaging.Bands(h, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			e := (geo.horizon - float32(y) - 0.5) / geo.focal
-			tn := clamp01f(e / eTop)
+			tn := imaging.Clamp01(e / eTop)
 			// The blue deepens fast above the horizon haze, then slowly to the zenith.
 			k := 1 - pow32(1-tn, 2.2)
 			var base [3]float32
@@ -141,7 +141,7 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		}
 		// Light comes from above: density just above the point shades it.
 		up := fbm(pu, pv-0.1, 4, 0.5, s)
-		lit = clamp01f(1.1 - 3.2*max(0, up-cover))
+		lit = imaging.Clamp01(1.1 - 3.2*max(0, up-cover))
 		return alpha, lit
 	case cirrus:
 		// Cirrus come in clumps: wisps of fine, wind-combed fibres that thin out at
@@ -165,27 +165,20 @@ func cloudAt(lk look, u, v, tn float32) (alpha, lit float32) {
 		// not lines painted on the blue.
 		body := smoothstep(-0.2, 0.8, fbm(pu*1.3+5.5, pv*2.2+0.4, 5, 0.55, s+5))
 		veil := 0.45 * clump * body
-		alpha = clamp01f(clump*fibres*breakup*detail*1.1+veil) * (0.5 + 0.5*tn)
+		alpha = imaging.Clamp01(clump*fibres*breakup*detail*1.1+veil) * (0.5 + 0.5*tn)
 		return alpha, 0.75 + 0.25*clump
 	case overcast:
 		wu := fbm(u*0.4+1.3, v*0.4+5.1, 3, 0.5, s+1)
 		d := fbm(u+0.8*wu, v*1.6+0.8*wu, 5, 0.55, s)
-		alpha = clamp01f(0.5 + 0.45*d)
-		lit = clamp01f(0.55 + 0.9*fbm(u*0.8+4.4, v*1.2-3.3, 4, 0.5, s+2))
+		alpha = imaging.Clamp01(0.5 + 0.45*d)
+		lit = imaging.Clamp01(0.55 + 0.9*fbm(u*0.8+4.4, v*1.2-3.3, 4, 0.5, s+2))
 		return alpha, lit
 	}
 	return 0, 0
 }
 
-func clamp01f(v float32) float32 {
-	if !(v > 0) {
-		return 0
-	}
-	return min(v, 1)
-}
-
 func smoothstep(a, b, v float32) float32 {
-	t := clamp01f((v - a) / (b - a))
+	t := imaging.Clamp01((v - a) / (b - a))
 	return t * t * (3 - 2*t)
 }
 

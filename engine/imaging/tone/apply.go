@@ -297,11 +297,11 @@ func (p *plan) toneRow(in []float32, c, y int, buf []float32, sl slab) {
 		for x := 0; x < W; x++ {
 			q := buf[3*x : 3*x+3 : 3*x+3]
 			r, g, b := p.color.apply(q[0], q[1], q[2])
-			q[0], q[1], q[2] = clamp01f(r), clamp01f(g), clamp01f(b)
+			q[0], q[1], q[2] = imaging.Clamp01(r), imaging.Clamp01(g), imaging.Clamp01(b)
 		}
 	} else {
 		for i, v := range buf {
-			buf[i] = clamp01f(v)
+			buf[i] = imaging.Clamp01(v)
 		}
 	}
 }
@@ -324,16 +324,6 @@ func writeRow(dst, src *imaging.Image, y int, buf []float32) {
 }
 
 func clamp01(v float64) float64 {
-	if !(v > 0) {
-		return 0
-	}
-	if v > 1 {
-		return 1
-	}
-	return v
-}
-
-func clamp01f(v float32) float32 {
 	if !(v > 0) {
 		return 0
 	}

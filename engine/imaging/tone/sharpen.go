@@ -129,7 +129,7 @@ func (u *unsharp) mask(row, s, blur, out []float32) {
 		} else if g > 4 {
 			g = 4
 		}
-		o[0], o[1], o[2] = clamp01f(q[0]*g), clamp01f(q[1]*g), clamp01f(q[2]*g)
+		o[0], o[1], o[2] = imaging.Clamp01(q[0]*g), imaging.Clamp01(q[1]*g), imaging.Clamp01(q[2]*g)
 	}
 }
 

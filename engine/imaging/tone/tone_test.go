@@ -487,7 +487,7 @@ func TestZeroLookChangesNothing(t *testing.T) {
 	img := kitchen(t)
 	out := mustApply(t, img, Look{})
 	for i, v := range img.Pix {
-		if math.Abs(float64(out.Pix[i]-clamp01f(v))) > 1e-6 {
+		if math.Abs(float64(out.Pix[i]-imaging.Clamp01(v))) > 1e-6 {
 			t.Fatalf("sample %d: %v -> %v", i, v, out.Pix[i])
 		}
 	}
