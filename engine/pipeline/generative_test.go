@@ -331,7 +331,10 @@ func TestGenerativeIsRepeatable(t *testing.T) {
 // cancelled order stops the backend's job.
 func TestBackendTimeoutAndCancel(t *testing.T) {
 	sd := backendtest.NewA1111(t)
-	b, err := a1111.New(spec(t, "a1111", sd.URL, map[string]any{"timeout": "300ms", "progress_interval": "10ms"}))
+	// The timeout leaves time for the request to reach the server on a slow machine
+	// (the race detector makes encoding the photo take most of a second); the fake
+	// then holds it for an hour.
+	b, err := a1111.New(spec(t, "a1111", sd.URL, map[string]any{"timeout": "3s", "progress_interval": "10ms"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,17 +357,18 @@ func TestBackendTimeoutAndCancel(t *testing.T) {
 	}
 	p.Register(GenerativeStep(backends.FeatureOutdoorStaging, b, nil))
 	ctx, cancel := context.WithCancel(context.Background())
+	before, cancelled := len(sd.Jobs()), sd.Cancelled()
 	go func() {
-		for len(sd.Jobs()) < 2 {
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Cancel once the job has reached the server; a job that never does is
+		// cancelled after a minute, and the check below says so.
+		sd.WaitJobs(time.Minute, func(jobs []backendtest.Job) bool { return len(jobs) > before })
 		cancel()
 	}()
 	_, err = p.Run(ctx, Request{OrderID: "cancelled", Inputs: []string{"in0"}, Options: o, Assets: fa}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	if !sd.WaitCancelled(2, 10*time.Second) {
+	if !sd.WaitCancelled(cancelled+1, 10*time.Second) {
 		t.Error("the cancelled job was not interrupted")
 	}
 }
