@@ -132,19 +132,19 @@ func storagePath(u string) string {
 func (c *apiClient) waitAsset(id string) string {
 	c.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
-	for {
+	for i := 0; ; i++ {
 		st := c.must(200, "GET", "/v1/assets/"+id+"/status", nil)["status"].(string)
 		if st == "ready" || st == "failed" || time.Now().After(deadline) {
 			return st
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(pollWait(i))
 	}
 }
 
 func (c *apiClient) waitOrder(id string) map[string]any {
 	c.t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	for i := 0; ; i++ {
 		sum := c.must(200, "GET", "/v1/orders/"+id, nil)
 		if core.OrderStatus(sum["status"].(string)).Terminal() {
 			return sum
@@ -152,7 +152,7 @@ func (c *apiClient) waitOrder(id string) map[string]any {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("order %s still %v", id, sum["status"])
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(pollWait(i))
 	}
 }
 
@@ -275,7 +275,7 @@ func TestCrashThroughTheAPI(t *testing.T) {
 	}
 	// The batch finishes whole.
 	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	for i := 0; ; i++ {
 		agg := c.must(200, "GET", "/v1/batches/"+batch, nil)
 		if agg["done"] == true {
 			if agg["completed"] != float64(3) {
@@ -286,7 +286,7 @@ func TestCrashThroughTheAPI(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("batch not done: %v", agg)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(pollWait(i))
 	}
 	// Uploads survive: ready bytes, a confirmation whose ingest was cut short, and
 	// a signed address handed out before the crash.

@@ -14,7 +14,7 @@ import (
 func (f *fullEnv) waitBatch(key, id string) map[string]any {
 	f.t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
-	for {
+	for i := 0; ; i++ {
 		r := f.do("GET", "/v1/batches/"+id, key, nil)
 		f.want(r, 200)
 		if r.data()["done"] == true {
@@ -23,7 +23,7 @@ func (f *fullEnv) waitBatch(key, id string) map[string]any {
 		if time.Now().After(deadline) {
 			f.t.Fatalf("batch %s not done after 120 s: %v", id, r.data())
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(pollWait(i))
 	}
 }
 
