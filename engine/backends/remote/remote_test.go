@@ -139,9 +139,9 @@ func TestRemoteServerGoesAway(t *testing.T) {
 	fake.Set(backendtest.Script{Mode: backendtest.ModeHang})
 	photo := backendtest.Photo(t, 200)
 	go func() {
-		for len(fake.Jobs()) == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Stop once the job has reached the model; a job that never does stops the
+		// server after a minute, and the edit's error shows what happened.
+		fake.WaitJobs(time.Minute, func(jobs []backendtest.Job) bool { return len(jobs) > 0 })
 		srv.Stop()
 	}()
 	start := time.Now()
