@@ -124,7 +124,7 @@ func TestOnlyTheGrownHoleChanges(t *testing.T) {
 	for i, v := range mask.Pix {
 		hole[i] = v > 0.5
 	}
-	toHole := chamfer(hole, w, h, false)
+	toHole := imaging.Chamfer(hole, w, h, false)
 	grow := int32(3 * growPixels(w, h))
 	changed, black := 0, 0
 	for i := range hole {

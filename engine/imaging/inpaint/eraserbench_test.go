@@ -148,7 +148,7 @@ type benchScore struct {
 
 // ringOf marks the known pixels within reach of the hole.
 func ringOf(hole []bool, w, h, reach int) []bool {
-	d := chamfer(hole, w, h, false)
+	d := imaging.Chamfer(hole, w, h, false)
 	ring := make([]bool, w*h)
 	for i, v := range d {
 		ring[i] = !hole[i] && v <= int32(3*reach)

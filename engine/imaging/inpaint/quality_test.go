@@ -123,7 +123,7 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 			for i, v := range mask.Pix {
 				hole[i] = v > 0.5
 			}
-			depth := chamfer(hole, w, h, true)
+			depth := imaging.Chamfer(hole, w, h, true)
 			near, far := make([]bool, w*h), make([]bool, w*h)
 			for i := range hole {
 				near[i] = hole[i] && depth[i] <= 3*8
@@ -131,7 +131,7 @@ func TestQualityAgainstOpenCV(t *testing.T) {
 			}
 			band := borderBand(hole, w, h)
 			// Our own border is where the grown hole meets the untouched photo.
-			toHole := chamfer(hole, w, h, false)
+			toHole := imaging.Chamfer(hole, w, h, false)
 			grown := make([]bool, w*h)
 			for i, d := range toHole {
 				grown[i] = d <= int32(3*growPixels(w, h))

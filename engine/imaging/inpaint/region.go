@@ -145,73 +145,15 @@ func chamferIn(set []bool, w, h int, r image.Rectangle, invert bool) []int32 {
 	for y := 0; y < ch; y++ {
 		copy(sub[y*cw:(y+1)*cw], set[(y+r.Min.Y)*w+r.Min.X:])
 	}
-	d := chamfer(sub, cw, ch, invert)
+	d := imaging.Chamfer(sub, cw, ch, invert)
 	for y := 0; y < ch; y++ {
 		copy(out[(y+r.Min.Y)*w+r.Min.X:(y+r.Min.Y)*w+r.Max.X], d[y*cw:(y+1)*cw])
 	}
 	return out
 }
 
-const farDist = int32(1 << 29)
-
-// chamfer returns, for every pixel, the 3-4 chamfer distance (3 per axial step, 4 per
-// diagonal one) to the nearest pixel where set[i] != invert. Pixels with no such pixel
-// get a large value.
-func chamfer(set []bool, w, h int, invert bool) []int32 {
-	d := make([]int32, w*h)
-	for i, v := range set {
-		if v != invert {
-			d[i] = 0
-		} else {
-			d[i] = farDist
-		}
-	}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			i := y*w + x
-			v := d[i]
-			if v == 0 {
-				continue
-			}
-			if x > 0 {
-				v = min(v, d[i-1]+3)
-			}
-			if y > 0 {
-				v = min(v, d[i-w]+3)
-				if x > 0 {
-					v = min(v, d[i-w-1]+4)
-				}
-				if x < w-1 {
-					v = min(v, d[i-w+1]+4)
-				}
-			}
-			d[i] = v
-		}
-	}
-	for y := h - 1; y >= 0; y-- {
-		for x := w - 1; x >= 0; x-- {
-			i := y*w + x
-			v := d[i]
-			if v == 0 {
-				continue
-			}
-			if x < w-1 {
-				v = min(v, d[i+1]+3)
-			}
-			if y < h-1 {
-				v = min(v, d[i+w]+3)
-				if x < w-1 {
-					v = min(v, d[i+w+1]+4)
-				}
-				if x > 0 {
-					v = min(v, d[i+w-1]+4)
-				}
-			}
-			d[i] = v
-		}
-	}
-	return d
-}
+// farDist is what a chamfer distance reads where there is nothing to measure to.
+const farDist = imaging.ChamferFar
 
 // schedule is the work done at one level.
 // refineBand is how far from the photo (px) the full-resolution level searches.

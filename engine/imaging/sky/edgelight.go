@@ -1,5 +1,7 @@
 package sky
 
+import "github.com/porchlight/porchlight/engine/imaging"
+
 // Edge lighting. A surface at the skyline carries the old sky's light: the sunlit
 // top of a coping or a metal flashing mirrors the blue above it, leaf edges take its
 // fill light. Those colours are the surface's own, no mix with the sky that
@@ -36,20 +38,17 @@ const (
 func (a *analysis) edgeLight() ([]float32, []bool) {
 	w, h := a.guide.W(), a.guide.H()
 	r := max(2, float32(max(w, h))*lightReach)
-	toSky, toGround := make([]uint8, w*h), make([]uint8, w*h)
+	seed := make([]bool, w*h)
 	for p, m := range a.mask {
-		if m < lightSeed {
-			toSky[p] = chamferFar
-		} else {
-			toGround[p] = chamferFar
-		}
+		seed[p] = m >= lightSeed
 	}
-	chamfer(toSky, w, h)
-	chamfer(toGround, w, h)
-	// Weights by distance in thirds of a pixel. Inside the sky the weight stays full
-	// as far as it reaches into the ground, then drops within a pixel: the matte's
-	// seed may lie a few pixels out over a skyline surface it half covers.
-	var ground, sky [chamferFar + 1]float32
+	toSky := imaging.Chamfer(seed, w, h, false)
+	toGround := imaging.Chamfer(seed, w, h, true)
+	// Weights by distance in thirds of a pixel, looked up; every distance from
+	// lightFar on weighs as lightFar does (nothing). Inside the sky the weight stays
+	// full as far as it reaches into the ground, then drops within a pixel: the
+	// matte's seed may lie a few pixels out over a skyline surface it half covers.
+	var ground, sky [lightFar + 1]float32
 	for i := range ground {
 		d := float32(i) / 3
 		ground[i] = min(1, max(0, (r-d)/(r-1)))
@@ -59,9 +58,9 @@ func (a *analysis) edgeLight() ([]float32, []bool) {
 	rows := make([]bool, h)
 	for y := range rows {
 		for p := y * w; p < y*w+w; p++ {
-			v := ground[toSky[p]]
+			v := ground[min(toSky[p], lightFar)]
 			if toSky[p] == 0 {
-				v = sky[toGround[p]]
+				v = sky[min(toGround[p], lightFar)]
 			}
 			if v > 0 {
 				e[p] = v
@@ -72,72 +71,8 @@ func (a *analysis) edgeLight() ([]float32, []bool) {
 	return e, rows
 }
 
-// chamferFar marks the pixels a chamfer distance is measured for.
-const chamferFar = 255
-
-// chamfer turns d (0 at the seeds, chamferFar elsewhere) into the chamfer distance to
-// the nearest seed in thirds of a pixel (3 straight, 4 diagonal), saturating at
-// chamferFar: two passes over the grid.
-func chamfer(d []uint8, w, h int) {
-	step := func(v, n, k uint8) uint8 {
-		if n < chamferFar-k && n+k < v {
-			return n + k
-		}
-		return v
-	}
-	for y := 0; y < h; y++ {
-		row := d[y*w : y*w+w]
-		var up []uint8
-		if y > 0 {
-			up = d[(y-1)*w : y*w]
-		}
-		for x := range row {
-			v := row[x]
-			if v == 0 {
-				continue
-			}
-			if x > 0 {
-				v = step(v, row[x-1], 3)
-			}
-			if up != nil {
-				v = step(v, up[x], 3)
-				if x > 0 {
-					v = step(v, up[x-1], 4)
-				}
-				if x < w-1 {
-					v = step(v, up[x+1], 4)
-				}
-			}
-			row[x] = v
-		}
-	}
-	for y := h - 1; y >= 0; y-- {
-		row := d[y*w : y*w+w]
-		var down []uint8
-		if y < h-1 {
-			down = d[(y+1)*w : (y+2)*w]
-		}
-		for x := w - 1; x >= 0; x-- {
-			v := row[x]
-			if v == 0 {
-				continue
-			}
-			if x < w-1 {
-				v = step(v, row[x+1], 3)
-			}
-			if down != nil {
-				v = step(v, down[x], 3)
-				if x < w-1 {
-					v = step(v, down[x+1], 4)
-				}
-				if x > 0 {
-					v = step(v, down[x-1], 4)
-				}
-			}
-			row[x] = v
-		}
-	}
-}
+// lightFar is the distance (thirds of a pixel) from which the weight tables stop.
+const lightFar = 255
 
 // relight swaps the old sky's light in the foreground colour f of the photo's pixel
 // in for the new sky's, with weight e (see above). The old sky's part is measured in
