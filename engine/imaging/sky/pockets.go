@@ -37,7 +37,7 @@ func addSkyPockets(sky, raw []bool, f *features) {
 		return
 	}
 	skyL /= float64(nSky)
-	seen := make([]bool, w*h)
+	seen, cur := make([]bool, w*h), make([]bool, w*h)
 	var members []int32
 	inPocket := func(q int) bool { return raw[q] && !sky[q] }
 	for start := range raw {
@@ -78,19 +78,26 @@ func addSkyPockets(sky, raw []bool, f *features) {
 		if math.Sqrt(sq(pl-sl*inv)+sq(pa-sa*inv)+sq(pb-sb*inv)) > pocketGap {
 			continue
 		}
-		// Its rim: the pixels within pocketRim of it, not in it.
+		// Its rim: the pixels within pocketRim of it, not in it. (seen also holds the
+		// pockets examined before, so the pocket's own pixels are marked apart.)
+		for _, q := range members {
+			cur[q] = true
+		}
 		fol, rim := 0, 0
 		for y := max(0, y0-pocketRim); y <= min(h-1, y1+pocketRim); y++ {
 			for x := max(0, x0-pocketRim); x <= min(w-1, x1+pocketRim); x++ {
-				if p := y*w + x; (raw[p] && seen[p] && !sky[p]) || !pocketNear(raw, seen, sky, w, h, x, y) {
+				p := y*w + x
+				if cur[p] || !pocketNear(cur, w, h, x, y) {
 					continue
 				}
-				p := y*w + x
 				rim++
 				if f.tex[p] > bgTexMin && float64(f.lab[p*3]) < skyL && coherence(f, x, y) < pocketCoh {
 					fol++
 				}
 			}
+		}
+		for _, q := range members {
+			cur[q] = false
 		}
 		if float64(fol) < pocketFoliage*float64(rim) {
 			continue
@@ -101,12 +108,12 @@ func addSkyPockets(sky, raw []bool, f *features) {
 	}
 }
 
-// pocketNear reports whether (x, y) lies within pocketRim of a pixel of the pocket being
-// examined (cut sky, seen by the flood, not yet sky).
-func pocketNear(raw, seen, sky []bool, w, h, x, y int) bool {
+// pocketNear reports whether (x, y) lies within pocketRim of a pixel of the pocket
+// being examined (marked in cur).
+func pocketNear(cur []bool, w, h, x, y int) bool {
 	for yy := max(0, y-pocketRim); yy <= min(h-1, y+pocketRim); yy++ {
 		for xx := max(0, x-pocketRim); xx <= min(w-1, x+pocketRim); xx++ {
-			if q := yy*w + xx; raw[q] && seen[q] && !sky[q] {
+			if cur[yy*w+xx] {
 				return true
 			}
 		}
