@@ -90,6 +90,11 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	if err := r.extrapolate(ctx, img, grow); err != nil {
 		return nil, err
 	}
+	if carryLines {
+		if _, err := r.levels[0].continueLines(ctx, lineHalfWidth(w, h)); err != nil {
+			return nil, err
+		}
+	}
 	out := img
 	if !opt.InPlace {
 		out = clone(img)
