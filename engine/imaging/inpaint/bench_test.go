@@ -44,3 +44,18 @@ func BenchmarkErase12MP8Scattered(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkErase12MP8NoLines is BenchmarkErase12MP8 without the straight-line step,
+// to measure what the step costs.
+func BenchmarkErase12MP8NoLines(b *testing.B) {
+	carryLines = false
+	defer func() { carryLines = true }()
+	BenchmarkErase12MP8(b)
+}
+
+// BenchmarkErase1MP8NoLines is BenchmarkErase1MP8 without the straight-line step.
+func BenchmarkErase1MP8NoLines(b *testing.B) {
+	carryLines = false
+	defer func() { carryLines = true }()
+	BenchmarkErase1MP8(b)
+}

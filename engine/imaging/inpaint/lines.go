@@ -51,10 +51,11 @@ var carryLines = true
 func lineHalfWidth(w, h int) int { return 3 + max(w, h)/1000 }
 
 // crossing is one stretch of a line through the hole: positions along the line
-// from tA to tB (inclusive) are in the hole. For each row of the strip (offsets
-// -R..R across the line) rowA and rowB are its own first and last positions in the
-// hole (rowA > rowB where the row misses the hole), and ends its photo colour just
-// outside each end (nc values a row).
+// from tA to tB (inclusive) are in the hole. For each row of the strip and of
+// lineBeside more rows on each side (offsets -R-lineBeside..R+lineBeside across
+// the line) rowA and rowB are its own first and last positions in the hole (rowA >
+// rowB where the row misses the hole), and ends its photo colour just outside each
+// end (nc values a row).
 type crossing struct {
 	tA, tB     int
 	rowA, rowB []int
@@ -65,7 +66,7 @@ type crossing struct {
 // (p-c)·n = rho, n = (cos θ, sin θ), running along d = (-sin θ, cos θ).
 type line struct {
 	cx, cy, nx, ny, rho float64
-	theta               int // Hough bin, for suppressing near duplicates
+	shift               float64 // how far centre moved it off the edge it was fitted to
 	cross               []crossing
 }
 
@@ -74,14 +75,14 @@ func (ln *line) at(t, s float64) (float64, float64) {
 }
 
 // continueLines finds the straight lines crossing the hole of the full-resolution
-// level l and draws them across it into l.lin (see above), returning how many
-// crossings it drew. R is the strip's half-width; edges are looked for in a ring
-// of max(6R, 32) pixels around each part of the hole. It stops between its passes
-// once ctx is done.
+// level l, once it is filled, and draws them across it into l.lin (see above),
+// returning how many pixels it drew on. R is the strip's half-width; edges are
+// looked for in a ring of max(6R, 32) pixels around each part of the hole. It
+// stops between its passes once ctx is done.
 func (l *level) continueLines(ctx context.Context, R int) (int, error) {
 	ring := max(6*R, 32)
 	drawn := 0
-	for _, bb := range l.holeParts() {
+	for _, bb := range l.holeParts(l.holeBox(0)) {
 		if err := ctx.Err(); err != nil {
 			return drawn, err
 		}
@@ -95,48 +96,57 @@ func (l *level) continueLines(ctx context.Context, R int) (int, error) {
 	return drawn, nil
 }
 
-// holeParts returns the bounding boxes of the hole's 8-connected parts: each is
-// examined on its own, with its own ring.
-func (l *level) holeParts() []image.Rectangle {
-	w, h := l.w, l.h
-	seen := make([]bool, w*h)
-	var parts []image.Rectangle
-	var stack []int32
-	for y, hs := range l.holeSpans {
-		for x := int(hs[0]); x < int(hs[1]); x++ {
-			i := y*w + x
-			if !l.hole[i] || seen[i] {
-				continue
+// holeParts returns the bounding boxes of the parts of the hole within bb, each
+// examined on its own with its own ring: the 8-connected groups of the 8×8 blocks
+// that hold hole pixels (holes closer than a block apart count as one).
+func (l *level) holeParts(bb image.Rectangle) []image.Rectangle {
+	const b = 8
+	gw, gh := (bb.Dx()+b-1)/b, (bb.Dy()+b-1)/b
+	block := make([]bool, gw*gh)
+	for y := bb.Min.Y; y < bb.Max.Y; y++ {
+		row := l.hole[y*l.w : (y+1)*l.w]
+		for x := bb.Min.X; x < bb.Max.X; x++ {
+			if row[x] {
+				block[(y-bb.Min.Y)/b*gw+(x-bb.Min.X)/b] = true
 			}
-			r := image.Rect(x, y, x+1, y+1)
-			seen[i] = true
-			stack = append(stack[:0], int32(i))
-			for len(stack) > 0 {
-				j := int(stack[len(stack)-1])
-				stack = stack[:len(stack)-1]
-				jx, jy := j%w, j/w
-				r = r.Union(image.Rect(jx, jy, jx+1, jy+1))
-				for dy := -1; dy <= 1; dy++ {
-					for dx := -1; dx <= 1; dx++ {
-						nx, ny := jx+dx, jy+dy
-						if nx < 0 || ny < 0 || nx >= w || ny >= h {
-							continue
-						}
-						if k := ny*w + nx; l.hole[k] && !seen[k] {
-							seen[k] = true
-							stack = append(stack, int32(k))
-						}
+		}
+	}
+	seen := make([]bool, gw*gh)
+	var parts []image.Rectangle
+	var stack []int
+	for i, in := range block {
+		if !in || seen[i] {
+			continue
+		}
+		var r image.Rectangle
+		seen[i] = true
+		stack = append(stack[:0], i)
+		for len(stack) > 0 {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			jx, jy := j%gw, j/gw
+			x0, y0 := bb.Min.X+jx*b, bb.Min.Y+jy*b
+			r = r.Union(image.Rect(x0, y0, x0+b, y0+b))
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					nx, ny := jx+dx, jy+dy
+					if nx < 0 || ny < 0 || nx >= gw || ny >= gh {
+						continue
+					}
+					if k := ny*gw + nx; block[k] && !seen[k] {
+						seen[k] = true
+						stack = append(stack, k)
 					}
 				}
 			}
-			parts = append(parts, r)
 		}
+		parts = append(parts, r.Intersect(bb))
 	}
 	return parts
 }
 
 // continueLinesIn carries the lines across the part of the hole whose ring lies in
-// box and returns how many crossings it drew.
+// box and returns how many pixels it drew on.
 func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, ring int) (int, error) {
 	w := l.w
 	bw, bh := box.Dx(), box.Dy()
@@ -146,13 +156,15 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		copy(hole[y*bw:(y+1)*bw], l.hole[(y+box.Min.Y)*w+box.Min.X:])
 	}
 	out := imaging.Chamfer(hole, bw, bh, false)
+	// Pixels further from the hole than the sides' strips reach are not needed.
+	reach := int32(3 * (ring + 2*R + 4))
 	Y := make([]float32, bw*bh)
 	gx := make([]float32, bw*bh)
 	gy := make([]float32, bw*bh)
 	imaging.Bands(bh, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			for x := 0; x < bw; x++ {
-				if i := y*bw + x; !hole[i] {
+				if i := y*bw + x; !hole[i] && out[i] <= reach+6 {
 					Y[i] = lumaLin(l, (y+box.Min.Y)*w+x+box.Min.X)
 				}
 			}
@@ -168,7 +180,7 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		for y := max(1, y0); y < min(bh-1, y1); y++ {
 			for x := 1; x < bw-1; x++ {
 				i := y*bw + x
-				if out[i] < 6 {
+				if out[i] < 6 || out[i] > reach+3 {
 					continue
 				}
 				S[i] = (Y[i-bw-1] + 2*Y[i-bw] + Y[i-bw+1] + 2*Y[i-1] + 4*Y[i] + 2*Y[i+1] + Y[i+bw-1] + 2*Y[i+bw] + Y[i+bw+1]) / 16
@@ -179,7 +191,7 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		for y := max(1, y0); y < min(bh-1, y1); y++ {
 			for x := 1; x < bw-1; x++ {
 				i := y*bw + x
-				if out[i] < 9 { // the hole or within two pixels of it
+				if out[i] < 9 || out[i] > reach { // the hole or within two pixels of it
 					continue
 				}
 				a, b, c := S[i-bw-1], S[i-bw], S[i-bw+1]
@@ -275,11 +287,14 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
+		ln := &line{cx: cx, cy: cy, nx: cos[p.a], ny: sin[p.a], rho: float64(p.r - off)}
+		pl.refine(ln, 2.5)
+		pl.refine(ln, 1.5)
+		pl.centre(ln, R, ring)
+		// The two edges of a narrow line both come here as the line's middle.
 		dup := false
 		for _, k := range kept {
-			da := abs(k.theta - p.a)
-			da = min(da, lineAngles-da)
-			if da <= 3 && math.Abs(k.rho-float64(p.r-off)) <= float64(R) {
+			if k.nx*ln.nx+k.ny*ln.ny > math.Cos(2*math.Pi/lineAngles) && math.Abs(k.rho-ln.rho) <= 2 {
 				dup = true
 				break
 			}
@@ -287,9 +302,6 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		if dup {
 			continue
 		}
-		ln := &line{cx: cx, cy: cy, nx: cos[p.a], ny: sin[p.a], rho: float64(p.r - off), theta: p.a}
-		pl.refine(ln, 2.5)
-		pl.refine(ln, 1.5)
 		if pl.verify(ln, R, ring) {
 			ln.cross = pl.ends(ln, l, box, R)
 			kept = append(kept, ln)
@@ -300,8 +312,7 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 	}
 	drawn := 0
 	for _, ln := range kept {
-		l.drawLine(ln, box, R)
-		drawn += len(ln.cross)
+		drawn += l.drawLine(ln, box, R)
 	}
 	return drawn, nil
 }
@@ -452,6 +463,65 @@ func (p *planes) span(ln *line) [][2]int {
 	return out
 }
 
+// centre moves ln across itself to the middle of what its edge profile holds: the
+// strength-weighted mean offset of the profile's steps within 2R of the line,
+// measured along the first side of a crossing that shows it. A narrow line's Hough
+// peaks lie on its two edges; its strip must lie on the line itself.
+func (p *planes) centre(ln *line, R, ring int) {
+	W := 2 * R
+	for _, c := range p.span(ln) {
+		prof := p.profile(ln, c[0]-2, -1, W, ring)
+		if prof == nil {
+			prof = p.profile(ln, c[1]+2, +1, W, ring)
+		}
+		if prof == nil {
+			continue
+		}
+		var sw, sm float64
+		for s := -W + 1; s < W; s++ {
+			d := math.Abs(prof[s+1+W] - prof[s-1+W])
+			sw += d
+			sm += d * float64(s)
+		}
+		if sw > 0 {
+			ln.shift = sm / sw
+			ln.rho += ln.shift
+		}
+		return
+	}
+}
+
+// profile is the mean encoded luma at offsets -W..W across ln along one side of a
+// crossing (as side walks it), or nil when fewer than 2W positions show it all.
+func (p *planes) profile(ln *line, t0, step, W, ring int) []float64 {
+	sum := make([]float64, 2*W+1)
+	cnt := 0
+	for k := 0; k < ring+2*W && cnt < ring; k++ {
+		t := float64(t0 + k*step)
+		ok := true
+		for s := -W; s <= W && ok; s++ {
+			_, ok = p.known(ln.at(t, float64(s)))
+		}
+		if !ok {
+			if cnt == 0 {
+				continue
+			}
+			break
+		}
+		for s := -W; s <= W; s++ {
+			sum[s+W] += float64(p.bilinear(ln.at(t, float64(s))))
+		}
+		cnt++
+	}
+	if cnt < 2*W {
+		return nil
+	}
+	for i := range sum {
+		sum[i] /= float64(cnt)
+	}
+	return sum
+}
+
 // verify reports whether ln is a straight edge on both sides of some crossing of
 // the hole (see lineSupport, lineStable, lineMatch), trimming ln.cross to those.
 func (p *planes) verify(ln *line, R, ring int) bool {
@@ -514,8 +584,9 @@ func (p *planes) side(ln *line, t0, step, R, ring int) *sideStats {
 			sum[s+R] += v
 			sq[s+R] += v * v
 		}
-		// The edge: a strong gradient across the line within a pixel of it.
-		for s := -1; s <= 1; s++ {
+		// The edge: a strong gradient across the line within a pixel of where it
+		// was fitted.
+		for s := int(math.Floor(-ln.shift)) - 1; s <= int(math.Ceil(-ln.shift))+1; s++ {
 			i, _ := p.known(ln.at(t, float64(s)))
 			g := math.Hypot(float64(p.gx[i]), float64(p.gy[i]))
 			if g >= lineGrad && math.Abs(float64(p.gx[i])*ln.nx+float64(p.gy[i])*ln.ny) >= lineAlign*g {
@@ -562,7 +633,8 @@ func (p *planes) bilinear(x, y float64) float32 {
 // enters and leaves the hole and the photo's colour just outside: the mean of the
 // three known positions nearest the hole on that side.
 func (p *planes) ends(ln *line, l *level, box image.Rectangle, R int) []crossing {
-	n := 2*R + 1
+	W := R + lineBeside
+	n := 2*W + 1
 	nc := l.nc
 	acc := make([]float32, nc)
 	for k := range ln.cross {
@@ -570,8 +642,8 @@ func (p *planes) ends(ln *line, l *level, box image.Rectangle, R int) []crossing
 		c.rowA, c.rowB = make([]int, n), make([]int, n)
 		c.ends = [2][]float32{make([]float32, n*nc), make([]float32, n*nc)}
 		mid := (c.tA + c.tB) / 2
-		for s := -R; s <= R; s++ {
-			r := s + R
+		for s := -W; s <= W; s++ {
+			r := s + W
 			c.rowA[r], c.rowB[r] = 1, 0
 			if p.class(ln.at(float64(mid), float64(s))) != 2 {
 				continue
@@ -637,11 +709,112 @@ func (l *level) sampleLin(x, y float64, acc []float32) {
 	}
 }
 
-// drawLine draws ln's crossings into the hole's pixels of l.lin: within R of the
-// line, each row's end colours cross-faded along it, the rows interpolated across
-// it, fading into the fill over the strip's outer half.
-func (l *level) drawLine(ln *line, box image.Rectangle, R int) {
-	nc := l.nc
+// lineBeside is how many rows beside the strip, on each side, are compared with the
+// fill (see agreement).
+const lineBeside = 3
+
+// agreement weighs each position of crossing c along ln by whether the fill
+// already agrees with what lies beside the line: in the lineBeside rows just
+// outside the strip on each side, the fill's luma (averaged over R positions
+// either way along the line) must be within max(0.06, half the contrast across the
+// strip) of the line's ends' there. Where the fill put something else beside
+// the line (a floor where a cabinet's edge runs), the line would float over it and
+// is left out, fading in and out over R positions. It returns the weights for
+// positions tA..tB.
+func (l *level) agreement(ln *line, c *crossing, box image.Rectangle, R int, px []float32) []float32 {
+	nc, W := l.nc, R+lineBeside
+	luma := func(v []float32) float32 {
+		if l.cc == 1 {
+			return encode(v[0])
+		}
+		return 0.299*encode(v[0]) + 0.587*encode(v[1]) + 0.114*encode(v[2])
+	}
+	n := c.tB - c.tA + 1
+	// Per position and side: summed fill and wanted luma, and counts.
+	var fill, want [2][]float32
+	var cnt [2][]float32
+	for side := range 2 {
+		fill[side], want[side], cnt[side] = make([]float32, n), make([]float32, n), make([]float32, n)
+	}
+	for k := 0; k < n; k++ {
+		t := c.tA + k
+		for side, sign := range [2]int{-1, 1} {
+			for s := R + 1; s <= W; s++ {
+				r := sign*s + W
+				if c.rowA[r] > c.rowB[r] || t < c.rowA[r] || t > c.rowB[r] {
+					continue
+				}
+				x, y := ln.at(float64(t), float64(sign*s))
+				xi, yi := int(math.Round(x))+box.Min.X, int(math.Round(y))+box.Min.Y
+				if xi < 0 || yi < 0 || xi >= l.w || yi >= l.h || !l.hole[yi*l.w+xi] {
+					continue
+				}
+				u := float32(t-c.rowA[r]+1) / float32(c.rowB[r]-c.rowA[r]+2)
+				for ch := range px {
+					px[ch] = c.ends[0][r*nc+ch]*(1-u) + c.ends[1][r*nc+ch]*u
+				}
+				want[side][k] += luma(px)
+				fill[side][k] += lumaLin(l, yi*l.w+xi)
+				cnt[side][k]++
+			}
+		}
+	}
+	// The tolerance: half the contrast across the strip at its ends (what is drawn
+	// stands out from the fill by about that much where they disagree).
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for r := lineBeside; r <= W+R; r++ {
+		if c.rowA[r] > c.rowB[r] {
+			continue
+		}
+		for e := range c.ends {
+			v := luma(c.ends[e][r*nc : r*nc+nc])
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	tol := max(0.06, (hi-lo)/2)
+	ok := make([]bool, n)
+	for k := range ok {
+		var f, w, m [2]float32
+		for side := range 2 {
+			for j := max(0, k-R); j <= min(n-1, k+R); j++ {
+				f[side] += fill[side][j]
+				w[side] += want[side][j]
+				m[side] += cnt[side][j]
+			}
+		}
+		ok[k] = true
+		for side := range 2 {
+			if m[side] > 0 && abs32(f[side]-w[side])/m[side] > tol {
+				ok[k] = false
+			}
+		}
+	}
+	// Weight: distance to the nearest position that disagrees, over R.
+	wt := make([]float32, n)
+	last := -1 << 30
+	for k := 0; k < n; k++ {
+		if !ok[k] {
+			last = k
+		}
+		wt[k] = float32(k - last)
+	}
+	last = 1 << 30
+	for k := n - 1; k >= 0; k-- {
+		if !ok[k] {
+			last = k
+		}
+		wt[k] = min(1, min(wt[k], float32(last-k))/float32(R))
+	}
+	return wt
+}
+
+// drawLine draws ln's crossings into the hole's pixels of l.lin where the fill
+// agrees with them (see agreement): within R of the line, each row's end colours
+// cross-faded along it, the rows interpolated across it, fading into the fill over
+// the strip's outer half. It returns how many pixels it drew on.
+func (l *level) drawLine(ln *line, box image.Rectangle, R int) int {
+	nc, W := l.nc, R+lineBeside
+	drawn := 0
 	feather := max(1, float64(R)/2)
 	px := make([]float32, nc)
 	row := func(c *crossing, r int, t float64, out []float32) bool {
@@ -657,6 +830,7 @@ func (l *level) drawLine(ln *line, box image.Rectangle, R int) {
 	lo, hi := make([]float32, nc), make([]float32, nc)
 	for k := range ln.cross {
 		c := &ln.cross[k]
+		along := l.agreement(ln, c, box, R, lo)
 		xa, ya := ln.at(float64(c.tA), 0)
 		xb, yb := ln.at(float64(c.tB), 0)
 		x0 := int(math.Floor(min(xa, xb))) - 2*R - 1 + box.Min.X
@@ -675,8 +849,12 @@ func (l *level) drawLine(ln *line, box image.Rectangle, R int) {
 				if math.Abs(s) > float64(R) {
 					continue
 				}
-				sf := s + float64(R)
-				r0 := min(2*R-1, int(sf))
+				k := int(math.Round(t)) - c.tA
+				if k < 0 || k >= len(along) || along[k] == 0 {
+					continue
+				}
+				sf := s + float64(W)
+				r0 := max(lineBeside, min(W+R-1, int(sf)))
 				fs := float32(sf - float64(r0))
 				ok0, ok1 := row(c, r0, t, lo), row(c, r0+1, t, hi)
 				switch {
@@ -702,12 +880,16 @@ func (l *level) drawLine(ln *line, box image.Rectangle, R int) {
 				if t < float64(ra)-1 || t > float64(rb)+1 {
 					continue
 				}
-				ws := float32(max(0, min(1, (float64(R)+0.5-math.Abs(s))/feather)))
+				ws := along[k] * float32(max(0, min(1, (float64(R)+0.5-math.Abs(s))/feather)))
 				dst := l.lin[i*nc : i*nc+nc]
 				for ch := range dst {
 					dst[ch] = ws*px[ch] + (1-ws)*dst[ch]
 				}
+				if ws > 0 {
+					drawn++
+				}
 			}
 		}
 	}
+	return drawn
 }

@@ -34,9 +34,10 @@ func lineImage(w, h int, a, width float64, seed uint64, keep func(x, y int) bool
 	return m, dist
 }
 
-// linesOnly builds the region Erase would for img and mask and runs the line step
-// alone on it (no fill), returning the level and the number of crossings drawn.
-func linesOnly(t *testing.T, img, mask *imaging.Image) (*level, int) {
+// linesOnly builds the region Erase would for img and mask, stands fill's pixels
+// in for the fill of its hole, runs the line step alone on it and returns the
+// level and how many pixels the step drew on.
+func linesOnly(t *testing.T, img, mask, fill *imaging.Image) (*level, int) {
 	t.Helper()
 	w, h := img.W(), img.H()
 	hole, err := holeMask(mask, w, h)
@@ -48,12 +49,29 @@ func linesOnly(t *testing.T, img, mask *imaging.Image) (*level, int) {
 		t.Fatal(err)
 	}
 	l := r.levels[0]
+	for i, in := range l.hole {
+		if in {
+			copy(l.lin[i*3:i*3+3], fill.Pix[i*3:i*3+3])
+		}
+	}
 	n, err := l.continueLines(context.Background(), lineHalfWidth(w, h))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l, n
 }
+
+// plain is a w×h image of one colour.
+func plain(w, h int, c [3]float32) *imaging.Image {
+	m := imaging.New(w, h, 3)
+	for i := 0; i < w*h; i++ {
+		copy(m.Pix[i*3:], c[:])
+	}
+	return m
+}
+
+// wall is lineImage's background colour.
+var wall = [3]float32{0.55, 0.45, 0.35}
 
 func always(int, int) bool { return true }
 
@@ -64,7 +82,7 @@ func TestLineDrawnAcrossHole(t *testing.T) {
 	img, dist := lineImage(w, h, 0.3, 4, 1, always)
 	hole := [4]int{150, 90, 260, 210}
 	mask := rectMask(w, h, hole)
-	l, n := linesOnly(t, blank(img, mask), mask)
+	l, n := linesOnly(t, blank(img, mask), mask, plain(w, h, wall))
 	if n == 0 {
 		t.Fatal("the line was not carried across the hole")
 	}
@@ -80,7 +98,7 @@ func TestLineDrawnAcrossHole(t *testing.T) {
 				if math.Abs(float64(v-img.At(x, y, 0))) > 0.08 {
 					off++
 				}
-			case d > R+4 && v != 0: // a strip may centre on either edge of the line
+			case d > R+4 && v != wall[0]: // a strip may centre on either edge of the line
 				far++
 			}
 		}
@@ -101,7 +119,7 @@ func TestLinesNotDrawn(t *testing.T) {
 	hole := [4]int{150, 90, 260, 210}
 	mask := rectMask(w, h, hole)
 	ends, _ := lineImage(w, h, 0.3, 4, 2, func(_, y int) bool { return y < 150 })
-	plain, _ := lineImage(w, h, 0.3, 4, 3, func(int, int) bool { return false })
+	noLine, _ := lineImage(w, h, 0.3, 4, 3, func(int, int) bool { return false })
 	// Dark above the hole, a pale line below it.
 	cx, cy := float64(w)/2, float64(h)/2
 	two, _ := lineImage(w, h, 0.3, 4, 4, always)
@@ -114,10 +132,34 @@ func TestLinesNotDrawn(t *testing.T) {
 			}
 		}
 	}
-	for name, img := range map[string]*imaging.Image{"ends inside": ends, "plain": plain, "two tones": two} {
-		if _, n := linesOnly(t, blank(img, mask), mask); n != 0 {
-			t.Errorf("%s: %d crossings drawn, want none", name, n)
+	for name, img := range map[string]*imaging.Image{"ends inside": ends, "plain": noLine, "two tones": two} {
+		if _, n := linesOnly(t, blank(img, mask), mask, plain(w, h, wall)); n != 0 {
+			t.Errorf("%s: %d pixels drawn on, want none", name, n)
 		}
+	}
+}
+
+// TestLineLeftOutWhereFillDisagrees: where the fill put something else beside the
+// line than the photo has there (here, a dark floor carried up over where a pale
+// wall meets it), the edge would float over the fill, and it is not drawn.
+func TestLineLeftOutWhereFillDisagrees(t *testing.T) {
+	w, h := 400, 300
+	img, dist := lineImage(w, h, 1.3, 0, 6, always)
+	floor := [3]float32{0.1, 0.08, 0.06}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if dist(x, y) > 0 {
+				copy(img.Pix[(y*w+x)*3:], floor[:])
+			}
+		}
+	}
+	hole := [4]int{140, 100, 260, 200}
+	mask := rectMask(w, h, hole)
+	if _, n := linesOnly(t, blank(img, mask), mask, img); n == 0 {
+		t.Fatal("the edge was not drawn over a fill that agrees with both its sides")
+	}
+	if _, n := linesOnly(t, blank(img, mask), mask, plain(w, h, floor)); n != 0 {
+		t.Errorf("%d pixels drawn on over a fill that carried the floor up past the edge", n)
 	}
 }
 
