@@ -57,8 +57,14 @@
 // a line or a shade off a pixel in; the extrapolation carries the photo's edges and
 // shading across the border, and the copied texture takes over behind it. Pixel
 // data stays linear float32; only distances and the extrapolation use the perceptual
-// encoding. With Options.InPlace the fill is written into the photo itself, sparing
-// a full-size copy.
+// encoding. Last, straight lines that run into the hole on one side and out of it
+// on the other (a cabinet's door gap, a window frame, a counter's edge: on a
+// full-size photo a few pixels wide, gone at the coarse levels that lay the fill
+// out, so the fill stops them a few pixels in) are found in a ring around the hole
+// by a Hough transform, confirmed on both sides and drawn across it from the
+// photo's profile at each end, wherever the fill beside them agrees with what lies
+// beside the line (lines.go). With Options.InPlace the fill is written into the
+// photo itself, sparing a full-size copy.
 //
 // Mask rules: the mask is a one-channel image where a value above 0.5 marks a pixel to
 // erase. A mask of a different size is resized to the image by nearest neighbour when
@@ -84,9 +90,12 @@
 // histogram distance to the surround of 0.16 against 0.21 to 0.31, and keeps 0.90
 // of the hidden truth's gradient (0.63 to 1.24 a case) where diffusion keeps 0.35
 // (an SSIM of 0.37 against 0.35 for shift-map and 0.28 for G'MIC); on 16 object
-// removals its gradient is 1.00 of the surround's. On two cores a 1 MP photo with an
-// 8% hole takes about 0.1 s and a 12 MP one about 0.85 s (BenchmarkErase1MP8,
-// BenchmarkErase12MP8, which copy the photo; the border extrapolation takes about
-// 0.02 and 0.07 s of that); through porchlight process, decoding and encoding
-// included, about 0.2 and 1.3 s.
+// removals its gradient is 1.00 of the surround's. On 42 random boxes over four
+// 12 MP kitchens and five 1 MP rooms and fronts, the straight-line step drew on 13
+// and raised their mean hole SSIM from 0.673 to 0.692, better on 13 and worse on
+// none (TestLinesOnPhotos). On two cores a 1 MP photo with an 8% hole takes about
+// 0.11 s and a 12 MP one about 0.9 s (BenchmarkErase1MP8, BenchmarkErase12MP8,
+// which copy the photo; the border extrapolation takes about 0.02 and 0.07 s of
+// that, the straight-line step 0.01 and 0.06 s, see the NoLines benchmarks);
+// through porchlight process, decoding and encoding included, about 0.2 and 1.3 s.
 package inpaint
