@@ -290,3 +290,43 @@ func TestLinesOnPhotos(t *testing.T) {
 		t.Errorf("mean hole SSIM %.4f with the line step, %.4f without", sumWith/n, sumWithout/n)
 	}
 }
+
+// TestLinesGrayAndAlpha: the step draws on one-channel and four-channel photos too,
+// and keeps an alpha channel as the photo has it beside the line.
+func TestLinesGrayAndAlpha(t *testing.T) {
+	w, h := 1600, 1200
+	rgb, dist := lineImage(w, h, 0.15, 5, 7, always)
+	hole := [4]int{700, 420, 900, 780}
+	mask := rectMask(w, h, hole)
+	for _, nc := range []int{1, 4} {
+		img := imaging.New(w, h, nc)
+		for i := 0; i < w*h; i++ {
+			if nc == 1 {
+				img.Pix[i] = rgb.Pix[i*3+1]
+				continue
+			}
+			copy(img.Pix[i*4:], rgb.Pix[i*3:i*3+3])
+			img.Pix[i*4+3] = 1
+		}
+		out, err := Erase(context.Background(), blank(img, mask), mask, Options{Seed: 1})
+		if err != nil {
+			t.Fatalf("%d channels: %v", nc, err)
+		}
+		var e float64
+		n := 0
+		for y := hole[1]; y < hole[3]; y++ {
+			for x := hole[0]; x < hole[2]; x++ {
+				if nc == 4 && math.Abs(float64(out.At(x, y, 3))-1) > 1e-3 {
+					t.Fatalf("4 channels: alpha %.3f at (%d,%d)", out.At(x, y, 3), x, y)
+				}
+				if math.Abs(dist(x, y)) < 3 {
+					e += math.Abs(float64(out.At(x, y, 0) - img.At(x, y, 0)))
+					n++
+				}
+			}
+		}
+		if e /= float64(n); e > 0.12 {
+			t.Errorf("%d channels: mean error along the line %.3f", nc, e)
+		}
+	}
+}
