@@ -495,24 +495,11 @@ func (p *planes) centre(ln *line, R, ring int) {
 // crossing (as side walks it), or nil when fewer than 2W positions show it all.
 func (p *planes) profile(ln *line, t0, step, W, ring int) []float64 {
 	sum := make([]float64, 2*W+1)
-	cnt := 0
-	for k := 0; k < ring+2*W && cnt < ring; k++ {
-		t := float64(t0 + k*step)
-		ok := true
-		for s := -W; s <= W && ok; s++ {
-			_, ok = p.known(ln.at(t, float64(s)))
-		}
-		if !ok {
-			if cnt == 0 {
-				continue
-			}
-			break
-		}
+	cnt := p.walkSide(ln, t0, step, W, ring, func(t float64) {
 		for s := -W; s <= W; s++ {
 			sum[s+W] += float64(p.bilinear(ln.at(t, float64(s))))
 		}
-		cnt++
-	}
+	})
 	if cnt < 2*W {
 		return nil
 	}
@@ -557,20 +544,17 @@ type sideStats struct {
 	contrast float64
 }
 
-// side examines the line from position t0 away from the hole (step -1 or +1) for up
-// to ring positions, stopping at the hole or the box; nil when the stretch is too
-// short or is no stable edge.
-func (p *planes) side(ln *line, t0, step, R, ring int) *sideStats {
-	n := 2*R + 1
-	sum := make([]float64, n)
-	sq := make([]float64, n)
-	cnt, hits := 0, 0
-	// Where the line meets the hole's edge at a slant, the first positions' strips
-	// still reach into the hole: skip those, then stop at the first that does.
-	for k := 0; k < ring+2*R && cnt < ring; k++ {
+// walkSide calls visit with the positions along ln from t0 away from the hole (step
+// -1 or +1) whose strip, offsets -W..W, lies wholly outside the hole and inside the
+// box, up to ring of them, and returns how many it visited. Where the line meets
+// the hole's edge at a slant the first positions' strips still reach into the hole:
+// those are skipped, and the walk stops at the first such position after them.
+func (p *planes) walkSide(ln *line, t0, step, W, ring int, visit func(t float64)) int {
+	cnt := 0
+	for k := 0; k < ring+2*W && cnt < ring; k++ {
 		t := float64(t0 + k*step)
 		ok := true
-		for s := -R; s <= R && ok; s++ {
+		for s := -W; s <= W && ok; s++ {
 			_, ok = p.known(ln.at(t, float64(s)))
 		}
 		if !ok {
@@ -579,6 +563,21 @@ func (p *planes) side(ln *line, t0, step, R, ring int) *sideStats {
 			}
 			break
 		}
+		visit(t)
+		cnt++
+	}
+	return cnt
+}
+
+// side examines the line from position t0 away from the hole (step -1 or +1) for up
+// to ring positions, stopping at the hole or the box; nil when the stretch is too
+// short or is no stable edge.
+func (p *planes) side(ln *line, t0, step, R, ring int) *sideStats {
+	n := 2*R + 1
+	sum := make([]float64, n)
+	sq := make([]float64, n)
+	hits := 0
+	cnt := p.walkSide(ln, t0, step, R, ring, func(t float64) {
 		for s := -R; s <= R; s++ {
 			v := float64(p.bilinear(ln.at(t, float64(s))))
 			sum[s+R] += v
@@ -594,8 +593,7 @@ func (p *planes) side(ln *line, t0, step, R, ring int) *sideStats {
 				break
 			}
 		}
-		cnt++
-	}
+	})
 	if cnt < 2*R || float64(hits) < lineSupport*float64(cnt) {
 		return nil
 	}
