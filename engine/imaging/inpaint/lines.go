@@ -18,18 +18,26 @@ import (
 // it, in the manner of the structure propagation of Sun et al. (2005), simplified
 // to straight lines:
 //
-//   - Edges in a ring around the hole vote in a Hough transform (each pixel for the
-//     lines through it across its own gradient, so one vote a pixel).
-//   - A candidate is kept only where, on both sides of the hole, the edge is found
-//     along most of the line (lineSupport), its profile across the line holds still
-//     along it (lineStable) and the two sides' profiles agree (lineMatch): a real
-//     straight edge or line, interrupted by the object, not a texture's chance
-//     alignment.
+//   - Edges in a ring around the hole vote in a Hough transform, each pixel once,
+//     for the lines through it across its gradient as the structure tensor over
+//     5×5 px orients it (see orient).
+//   - Each candidate is fitted to its edge pixels and moved to the middle of what
+//     its profile holds, so that a narrow line's two edges make one line.
+//   - It is kept only where, on both sides of the hole, the edge is found along most
+//     of the line (lineSupport), its profile across the line holds still along it
+//     (lineStable), and the two sides' profiles agree (lineMatch, lineContrastRatio):
+//     a real straight edge or line, interrupted by the object, not a texture's
+//     chance alignment.
 //   - Across the hole the strip within lineHalfWidth of the line takes the photo's
 //     profile just outside the hole, cross-faded from one end to the other, so it
 //     meets the photo at both ends without a step; its sides fade into the fill.
+//     It is drawn only where the fill beside it agrees with what lies beside the
+//     line at its ends (see agreement): elsewhere it would float over the fill.
 //
-// Lines that end inside the hole (a corner) are left to the fill.
+// Lines that end inside the hole (a corner) are left to the fill. Drawing the lines
+// before the fill instead, kept as photo for the fill to line up with, did worse on
+// full-size photos (TestLinesOnPhotos: hole SSIM 0.682 against 0.692): the drawn
+// pixels became patch sources and new borders, and the fill copied pieces of them.
 const (
 	lineAngles        = 180  // Hough angle bins over 180°
 	lineGrad          = 0.02 // edge strength that votes: encoded luma per pixel (Sobel/8)
@@ -276,7 +284,7 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 			}
 		}
 	}
-	slices.SortFunc(peaks, func(p, q peak) int { return int(q.votes - p.votes) })
+	slices.SortStableFunc(peaks, func(p, q peak) int { return int(q.votes - p.votes) })
 	if len(peaks) > lineTries {
 		peaks = peaks[:lineTries]
 	}
