@@ -352,4 +352,21 @@ func lumaOf(feat []float32, i, nf, cc int) float32 {
 	return 0.299*feat[o] + 0.587*feat[o+1] + 0.114*feat[o+2]
 }
 
+// encodedLuma is the encoded (Rec. 601) luma of a linear pixel from its first cc
+// channels (1: gray, 3: RGB); a value that is not positive, NaN included, counts as
+// black.
+func encodedLuma(px []float32, cc int) float32 {
+	coef := [3]float32{0.299, 0.587, 0.114}
+	if cc == 1 {
+		coef[0] = 1
+	}
+	var y float32
+	for c := 0; c < cc; c++ {
+		if v := px[c]; v > 0 {
+			y += coef[c] * encode(v)
+		}
+	}
+	return y
+}
+
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }

@@ -70,6 +70,19 @@ type crossing struct {
 	ends       [2][]float32
 }
 
+// colour sets out (nc values) to row r's colour at position t: its end colours
+// cross-faded along the row. It reports false where the row misses the hole.
+func (c *crossing) colour(r int, t float64, nc int, out []float32) bool {
+	if c.rowA[r] > c.rowB[r] {
+		return false
+	}
+	u := float32(max(0, min(1, (t-float64(c.rowA[r])+1)/float64(c.rowB[r]-c.rowA[r]+2))))
+	for ch := range out {
+		out[ch] = c.ends[0][r*nc+ch]*(1-u) + c.ends[1][r*nc+ch]*u
+	}
+	return true
+}
+
 // line is a straight line in the level's coordinates: the points p with
 // (p-c)·n = rho, n = (cos θ, sin θ), running along d = (-sin θ, cos θ).
 type line struct {
@@ -173,7 +186,7 @@ func (l *level) continueLinesIn(ctx context.Context, box image.Rectangle, R, rin
 		for y := y0; y < y1; y++ {
 			for x := 0; x < bw; x++ {
 				if i := y*bw + x; !hole[i] && out[i] <= reach+6 {
-					Y[i] = lumaLin(l, (y+box.Min.Y)*w+x+box.Min.X)
+					Y[i] = encodedLuma(l.lin[((y+box.Min.Y)*w+x+box.Min.X)*l.nc:], l.cc)
 				}
 			}
 		}
@@ -409,15 +422,6 @@ func (p *planes) refine(ln *line, reach float64) {
 // edgePx is an edge pixel of the ring: its box-local position and gradient.
 type edgePx struct{ x, y, gx, gy, g float64 }
 
-// lumaLin is the encoded (Rec. 601) luma of pixel i of l.lin.
-func lumaLin(l *level, i int) float32 {
-	px := l.lin[i*l.nc : i*l.nc+l.nc]
-	if l.cc == 1 {
-		return encode(px[0])
-	}
-	return 0.299*encode(px[0]) + 0.587*encode(px[1]) + 0.114*encode(px[2])
-}
-
 // planes are the box-local planes the verification reads.
 type planes struct {
 	w, h      int
@@ -426,27 +430,31 @@ type planes struct {
 	Y, gx, gy []float32
 }
 
-// known reports whether the pixel nearest (x, y) lies in the box and outside the hole.
+// known reports whether the pixel nearest (x, y) lies in the box and outside the
+// hole, with its index (0 outside the box).
 func (p *planes) known(x, y float64) (int, bool) {
-	xi, yi := int(math.Round(x)), int(math.Round(y))
-	if xi < 1 || yi < 1 || xi >= p.w-1 || yi >= p.h-1 {
-		return 0, false
-	}
-	i := yi*p.w + xi
-	return i, !p.hole[i]
+	i, c := p.locate(x, y)
+	return i, c == 1
 }
 
 // class tells where the pixel nearest (x, y) lies: 0 outside the box (or on its
 // edge), 1 known, 2 in the hole.
 func (p *planes) class(x, y float64) int {
+	_, c := p.locate(x, y)
+	return c
+}
+
+// locate returns the index of the pixel nearest (x, y) and its class (see class).
+func (p *planes) locate(x, y float64) (int, int) {
 	xi, yi := int(math.Round(x)), int(math.Round(y))
 	if xi < 1 || yi < 1 || xi >= p.w-1 || yi >= p.h-1 {
-		return 0
+		return 0, 0
 	}
-	if p.hole[yi*p.w+xi] {
-		return 2
+	i := yi*p.w + xi
+	if p.hole[i] {
+		return i, 2
 	}
-	return 1
+	return i, 1
 }
 
 // span walks the line and returns its hole crossings as (tA, tB) pairs, each with
@@ -728,13 +736,7 @@ const lineBeside = 3
 // is left out, fading in and out over R positions. It returns the weights for
 // positions tA..tB.
 func (l *level) agreement(ln *line, c *crossing, box image.Rectangle, R int, px []float32) []float32 {
-	nc, W := l.nc, R+lineBeside
-	luma := func(v []float32) float32 {
-		if l.cc == 1 {
-			return encode(v[0])
-		}
-		return 0.299*encode(v[0]) + 0.587*encode(v[1]) + 0.114*encode(v[2])
-	}
+	nc, cc, W := l.nc, l.cc, R+lineBeside
 	n := c.tB - c.tA + 1
 	// Per position and side: summed fill and wanted luma, and counts.
 	var fill, want [2][]float32
@@ -747,7 +749,7 @@ func (l *level) agreement(ln *line, c *crossing, box image.Rectangle, R int, px 
 		for side, sign := range [2]int{-1, 1} {
 			for s := R + 1; s <= W; s++ {
 				r := sign*s + W
-				if c.rowA[r] > c.rowB[r] || t < c.rowA[r] || t > c.rowB[r] {
+				if t < c.rowA[r] || t > c.rowB[r] {
 					continue
 				}
 				x, y := ln.at(float64(t), float64(sign*s))
@@ -755,12 +757,9 @@ func (l *level) agreement(ln *line, c *crossing, box image.Rectangle, R int, px 
 				if xi < 0 || yi < 0 || xi >= l.w || yi >= l.h || !l.hole[yi*l.w+xi] {
 					continue
 				}
-				u := float32(t-c.rowA[r]+1) / float32(c.rowB[r]-c.rowA[r]+2)
-				for ch := range px {
-					px[ch] = c.ends[0][r*nc+ch]*(1-u) + c.ends[1][r*nc+ch]*u
-				}
-				want[side][k] += luma(px)
-				fill[side][k] += lumaLin(l, yi*l.w+xi)
+				c.colour(r, float64(t), nc, px)
+				want[side][k] += encodedLuma(px, cc)
+				fill[side][k] += encodedLuma(l.lin[(yi*l.w+xi)*nc:], cc)
 				cnt[side][k]++
 			}
 		}
@@ -773,7 +772,7 @@ func (l *level) agreement(ln *line, c *crossing, box image.Rectangle, R int, px 
 			continue
 		}
 		for e := range c.ends {
-			v := luma(c.ends[e][r*nc : r*nc+nc])
+			v := encodedLuma(c.ends[e][r*nc:r*nc+nc], cc)
 			lo, hi = min(lo, v), max(hi, v)
 		}
 	}
@@ -823,16 +822,6 @@ func (l *level) drawLine(ln *line, box image.Rectangle, R int) int {
 	drawn := 0
 	feather := max(1, float64(R)/2)
 	px := make([]float32, nc)
-	row := func(c *crossing, r int, t float64, out []float32) bool {
-		if c.rowA[r] > c.rowB[r] {
-			return false
-		}
-		u := float32(max(0, min(1, (t-float64(c.rowA[r])+1)/float64(c.rowB[r]-c.rowA[r]+2))))
-		for ch := range out {
-			out[ch] = c.ends[0][r*nc+ch]*(1-u) + c.ends[1][r*nc+ch]*u
-		}
-		return true
-	}
 	lo, hi := make([]float32, nc), make([]float32, nc)
 	for k := range ln.cross {
 		c := &ln.cross[k]
@@ -862,7 +851,7 @@ func (l *level) drawLine(ln *line, box image.Rectangle, R int) int {
 				sf := s + float64(W)
 				r0 := max(lineBeside, min(W+R-1, int(sf)))
 				fs := float32(sf - float64(r0))
-				ok0, ok1 := row(c, r0, t, lo), row(c, r0+1, t, hi)
+				ok0, ok1 := c.colour(r0, t, nc, lo), c.colour(r0+1, t, nc, hi)
 				switch {
 				case ok0 && ok1:
 					for ch := range px {

@@ -330,13 +330,7 @@ func (r *region) extrapolate(ctx context.Context, img *imaging.Image, grow int) 
 		if l.hole[i] {
 			px = img.Row(i/w + r.roi.Min.Y)[(i%w+r.roi.Min.X)*nc:]
 		}
-		var y float32
-		for c := 0; c < cc; c++ {
-			if v := px[c]; v > 0 { // also false for NaN
-				y += coef[c] * encode(v)
-			}
-		}
-		return y
+		return encodedLuma(px, cc)
 	}
 	apply := func(i int, m, v float32) {
 		px := l.lin[i*nc : i*nc+nc]
