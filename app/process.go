@@ -277,7 +277,9 @@ func runProcess(ctx context.Context, req processRequest) error {
 	// garbage), reclaims replaced images and decoder buffers before the heap grows
 	// past the peak the order needs anyway.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	if est := pipe.EstimateInputs(resolved, ins); est > 0 {
+	// The mask is not read for this: a limit is no reservation, and the eraser's
+	// bound for a mask over the whole photo spares a decode of it.
+	if est := pipe.EstimateInputs(resolved, ins, pipeline.MaskArea{}); est > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(membudget.Live(est), 256<<20)))
 	}
 	progress := newProgressLine(req.stderr, req.quiet)

@@ -47,7 +47,7 @@ func (e *Engine) estimate(r *core.Order) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("estimate the memory of order %s: %w", r.ID, err)
 	}
-	e.head = headState{id: r.ID, est: e.pipe.EstimateInputs(r.Resolved, ins)}
+	e.head = headState{id: r.ID, est: e.pipe.EstimateInputs(r.Resolved, ins, e.maskArea(r.Resolved))}
 	return e.head.est, nil
 }
 
@@ -62,7 +62,22 @@ func (e *Engine) MemoryEstimate(ctx context.Context, owner string, inputs []stri
 	if err != nil {
 		return 0, err
 	}
-	return e.pipe.EstimateInputs(res, ins), nil
+	return e.pipe.EstimateInputs(res, ins, e.maskArea(res)), nil
+}
+
+// maskArea reads the order's magic eraser mask, whose marked area sets the eraser's
+// memory. Without a mask, or with one that cannot be read now (the order will fail
+// on it with a clear error when it runs), the mask is estimated as marking all of
+// the photo.
+func (e *Engine) maskArea(r core.Resolved) pipeline.MaskArea {
+	if r.Mask == "" {
+		return pipeline.MaskArea{}
+	}
+	m, err := pipeline.MaskAreaOf(e.pipelineAssets(), r.Mask)
+	if err != nil {
+		return pipeline.MaskArea{}
+	}
+	return m
 }
 
 // estimateInputs describes inputs for the estimate: sizes from their records, and

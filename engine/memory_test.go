@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"image"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -55,6 +56,12 @@ func photoAsset(t testing.TB, rel []string) (core.Asset, *codec.Info) {
 // pipeline will have.
 func estimateFor(t testing.TB, p *pipeline.Pipeline, opts core.Options, photos ...[]string) int64 {
 	t.Helper()
+	return estimateWithMask(t, p, opts, pipeline.MaskArea{}, photos...)
+}
+
+// estimateWithMask is estimateFor for a magic eraser order whose mask marks mask.
+func estimateWithMask(t testing.TB, p *pipeline.Pipeline, opts core.Options, mask pipeline.MaskArea, photos ...[]string) int64 {
+	t.Helper()
 	res, err := catalog.Resolve(opts, false)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +71,7 @@ func estimateFor(t testing.TB, p *pipeline.Pipeline, opts core.Options, photos .
 		a, info := photoAsset(t, rel)
 		ins[i] = pipeline.InputOf(a.Width, a.Height, a.Size, a.Format, info)
 	}
-	return p.EstimateInputs(res, ins)
+	return p.EstimateInputs(res, ins, mask)
 }
 
 // waitBudget blocks until the budget's state satisfies ok, woken by its changes.
@@ -270,22 +277,33 @@ func TestOrderMemoryWithinEstimate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 21 MP orders")
 	}
+	phone12MP := [][]string{{"brackets", "handheld_indoor_phone", "exp2.jpg"}} // 3024x4032
 	cases := []struct {
 		name   string
 		opts   core.Options
 		photos [][]string
+		hole   image.Rectangle // the magic eraser's mask on a 3024x4032 photo
 	}{
-		{"21MP 3 brackets", core.Options{}, photo21MP},
-		{"21MP single, perspective and tone", core.Options{Perspective: ptr(true), Tonecraft: ptr(true)}, photo21MP[:1]},
+		{"21MP 3 brackets", core.Options{}, photo21MP, image.Rectangle{}},
+		{"21MP single, perspective and tone", core.Options{Perspective: ptr(true), Tonecraft: ptr(true)}, photo21MP[:1], image.Rectangle{}},
 		{"PNG brackets, perspective and tone", core.Options{Perspective: ptr(true), Tonecraft: ptr(true)}, [][]string{
 			{"brackets", "living_room_windows", "DSC_0080.png"},
 			{"brackets", "living_room_windows", "DSC_0082.png"},
 			{"brackets", "living_room_windows", "DSC_0084.png"},
-		}},
+		}, image.Rectangle{}},
+		// The eraser's memory follows its mask: a small one is charged a fraction of
+		// what one over most of the photo is.
+		{"12MP magic eraser, 3% mask", core.Options{GenEdit: ptr("magic_eraser")}, phone12MP, image.Rect(1200, 1800, 1800, 2400)},
+		{"12MP magic eraser, 72% mask", core.Options{GenEdit: ptr("magic_eraser")}, phone12MP, image.Rect(200, 300, 2800, 3700)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			est := estimateFor(t, pipeline.New(pipeline.Config{}), c.opts, c.photos...)
+			var mask pipeline.MaskArea
+			if !c.hole.Empty() {
+				mask = pipeline.MaskArea{W: 3024, H: 4032, Bounds: c.hole}
+				c.opts.Mask = ptr("00000000-0000-4000-8000-000000000000") // resolved with a mask; the real one comes below
+			}
+			est := estimateWithMask(t, pipeline.New(pipeline.Config{}), c.opts, mask, c.photos...)
 			e := newEnv(t, "", withWorkers(1), withEngine(func(cfg *engine.Config) {
 				cfg.MemoryBudget = est
 				cfg.LimitHeap = true
@@ -293,6 +311,9 @@ func TestOrderMemoryWithinEstimate(t *testing.T) {
 			ins := make([]string, len(c.photos))
 			for i, p := range c.photos {
 				ins[i] = e.upload(e.owner, p...)
+			}
+			if !c.hole.Empty() {
+				c.opts.Mask = ptr(e.uploadMask(3024, 4032, c.hole))
 			}
 			if got, err := e.eng.MemoryEstimate(context.Background(), e.owner, ins, c.opts); err != nil || got != est {
 				t.Fatalf("engine estimate %d, %v; the test computed %d", got, err, est)

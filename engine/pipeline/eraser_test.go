@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"image"
 	"image/png"
 	"testing"
 
@@ -90,5 +91,43 @@ func TestBuiltinEraserMasks(t *testing.T) {
 		case c.wantCode != "" && CodeOf(err) != c.wantCode:
 			t.Errorf("%s: %v (code %s), want %s", c.name, err, CodeOf(err), c.wantCode)
 		}
+	}
+}
+
+// The eraser's memory follows the area its mask marks: admission reads the mask's
+// bounds (scaled to the photo where it was drawn on a smaller copy), charges a small
+// mask a fraction of what one over most of the photo costs, and charges a mask it
+// has not read as if it marked the whole photo.
+func TestEraserEstimateFollowsTheMask(t *testing.T) {
+	small, err := MaskAreaOf(&fileAssets{paths: map[string]string{"m": eraseMaskFile(t, 376, 250, 150, 100, 210, 165)}}, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (MaskArea{W: 376, H: 250, Bounds: image.Rect(150, 100, 210, 165)}); small != want {
+		t.Fatalf("mask area %+v, want %+v", small, want)
+	}
+	if got, want := small.On(752, 500), image.Rect(300, 200, 420, 330); got != want {
+		t.Fatalf("on the full-size photo the mask marks %v, want %v", got, want)
+	}
+	if got := (MaskArea{}).On(752, 500); got != image.Rect(0, 0, 752, 500) {
+		t.Fatalf("an unread mask covers %v, want the whole photo", got)
+	}
+
+	p := New(Config{Logger: quiet()})
+	opts := resolved(t, core.Options{GenEdit: ptr("magic_eraser"), Mask: ptr(eraserMaskID)})
+	ins := []Input{{Width: 4032, Height: 3024}}
+	none := p.EstimateInputs(resolved(t, core.Options{}), ins, MaskArea{})
+	est := func(b image.Rectangle) int64 {
+		return p.EstimateInputs(opts, ins, MaskArea{W: 4032, H: 3024, Bounds: b})
+	}
+	little, most, unread := est(image.Rect(1800, 1300, 2200, 1700)), est(image.Rect(200, 200, 3800, 2800)), p.EstimateInputs(opts, ins, MaskArea{})
+	// A small mask's fill costs less than decoding the photo did, the order's peak.
+	if !(none == little && little < most && most <= unread) {
+		t.Fatalf("estimates: no eraser %d, 1%% mask %d, 77%% mask %d, unread mask %d; want the first two equal, then rising", none, little, most, unread)
+	}
+	// A 77% mask works on the whole photo: 170 bytes a pixel of it, beside the
+	// working image.
+	if px := int64(4032 * 3024); most < 170*px {
+		t.Fatalf("a 77%% mask is charged %d bytes, under the fill's %d", most, 170*px)
 	}
 }

@@ -118,21 +118,66 @@ func (in Input) narrowedBytes() int64 {
 	return narrowPerPixel * in.pixels()
 }
 
+// MaskArea is what admission knows of an order's magic eraser mask: its size and the
+// bounds of its marked pixels, in its own pixels. The zero value, a mask not read,
+// is estimated as marking the whole photo.
+type MaskArea struct {
+	W, H   int
+	Bounds image.Rectangle
+}
+
+// On returns the marked bounds on a w×h working image, to which the mask is scaled,
+// rounded outwards; unknown bounds cover all of it.
+func (m MaskArea) On(w, h int) image.Rectangle {
+	all := image.Rect(0, 0, w, h)
+	if m.W <= 0 || m.H <= 0 || m.Bounds.Empty() {
+		return all
+	}
+	b := m.Bounds
+	r := image.Rect(b.Min.X*w/m.W, b.Min.Y*h/m.H, (b.Max.X*w+m.W-1)/m.W, (b.Max.Y*h+m.H-1)/m.H)
+	return r.Intersect(all)
+}
+
+// MaskAreaOf reads mask asset id and bounds the pixels it marks (coverage above
+// one half, as the eraser reads it).
+func MaskAreaOf(assets Assets, id string) (MaskArea, error) {
+	b, err := assets.OpenAsset(id)
+	if err != nil {
+		return MaskArea{}, err
+	}
+	defer b.Close()
+	m, err := codec.DecodeMask(b, b.Size())
+	if err != nil {
+		return MaskArea{}, err
+	}
+	w, h := m.W(), m.H()
+	area := MaskArea{W: w, H: h}
+	for y := 0; y < h; y++ {
+		for x, v := range m.Pix[y*w : (y+1)*w] {
+			if v > 0.5 {
+				area.Bounds = area.Bounds.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	return area, nil
+}
+
 // EstimateMemory is EstimateInputs for inputs known only by their sizes, estimated
-// as the costliest format.
+// as the costliest format, and a mask not read.
 func (p *Pipeline) EstimateMemory(r core.Resolved, sizes []image.Point) int64 {
 	ins := make([]Input, len(sizes))
 	for i, s := range sizes {
 		ins[i] = Input{Width: s.X, Height: s.Y}
 	}
-	return p.EstimateInputs(r, ins)
+	return p.EstimateInputs(r, ins, MaskArea{})
 }
 
-// EstimateInputs returns the peak bytes an order with these settings and inputs
-// needs, an upper bound for admission: the largest of its stages (decode, align,
-// merge, each later step over the working image, the resolution cap and the encode),
-// with membudget's headroom for garbage and for what does not scale with the pixels.
-func (p *Pipeline) EstimateInputs(r core.Resolved, ins []Input) int64 {
+// EstimateInputs returns the peak bytes an order with these settings, inputs and
+// mask needs, an upper bound for admission: the largest of its stages (decode,
+// align, merge, each later step over the working image, the resolution cap and the
+// encode), with membudget's headroom for garbage and for what does not scale with
+// the pixels.
+func (p *Pipeline) EstimateInputs(r core.Resolved, ins []Input, mask MaskArea) int64 {
 	if len(ins) == 0 {
 		return membudget.Bound(0)
 	}
@@ -188,6 +233,10 @@ func (p *Pipeline) EstimateInputs(r core.Resolved, ins []Input) int64 {
 		}
 		mem := float64(defaultMemory)
 		if s, ok := p.steps[name]; ok {
+			if s.MemoryFor != nil {
+				peak = max(peak, working+s.MemoryFor(w, h, mask))
+				continue
+			}
 			mem = s.Memory
 		} else if sl, _, _ := slotOf(name); sl.optional {
 			continue // skipped by Plan

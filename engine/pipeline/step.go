@@ -115,6 +115,10 @@ type Step struct {
 	// Memory is the step's peak working memory in bytes per pixel of the working
 	// image, beyond the images the job already holds (used for admission).
 	Memory float64
+	// MemoryFor, when set, replaces Memory for a step whose memory follows the
+	// order's mask rather than the photo's size: its peak working bytes for a w×h
+	// working image and what admission knows of the mask.
+	MemoryFor func(w, h int, mask MaskArea) int64
 	// Run does the work. It reads and replaces Job.Image (or Job.Frames before the
 	// merge), reports progress through Job.Progress and should return soon after ctx
 	// is done. Errors of bad input are *Error with a code; anything else counts as

@@ -73,13 +73,7 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	}
 
 	grow := growPixels(w, h)
-	side := max(bb.Dx(), bb.Dy())
-	// Sources come from a margin around the hole: what lies near it is what it most
-	// likely hides, and the locality penalty rarely reaches further anyway.
-	margin := grow + max(64, side*2/5)
-	roi := bb.Inset(-margin).Intersect(image.Rect(0, 0, w, h))
-
-	r, err := newRegion(ctx, img, hole, roi, grow)
+	r, err := newRegion(ctx, img, hole, WorkArea(w, h, bb), grow)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +95,18 @@ func Erase(ctx context.Context, img *imaging.Image, mask *imaging.Image, opt Opt
 	}
 	r.composite(out)
 	return out, nil
+}
+
+// WorkArea is the part of a w×h image that Erase works on for a mask whose marked
+// pixels lie within bounds: the hole's box and a margin of 40% of its longer side
+// (at least 64 px) to copy from. Erase's memory grows with its area (see the
+// package comment), which is how admission bounds it before the order runs.
+func WorkArea(w, h int, bounds image.Rectangle) image.Rectangle {
+	// Sources come from a margin around the hole: what lies near it is what it most
+	// likely hides, and the locality penalty rarely reaches further anyway.
+	side := max(bounds.Dx(), bounds.Dy())
+	margin := growPixels(w, h) + max(64, side*2/5)
+	return bounds.Inset(-margin).Intersect(image.Rect(0, 0, w, h))
 }
 
 // maskBounds counts the set pixels of a w×h mask and bounds them, rows in parallel.
