@@ -14,11 +14,11 @@ func eraserSteps() []Step {
 }
 
 // The eraser's memory: the mask, decoded and scaled to the photo, and the hole
-// beside it (maskPerPixel a photo pixel), and the fill's pyramid, fields and
-// blending buffers over inpaint.WorkArea (workPerPixel a pixel of it). Measured on a
-// 12 MP photo, the fill's peak heap is 15 to 165 bytes a photo pixel for holes of 2
-// to 88%, 105 to 165 a pixel of its work area, the most for the largest holes,
-// whose box covers most of the area.
+// beside it (eraserMaskPerPixel a photo pixel), and the fill's pyramid, fields and
+// blending buffers over inpaint.WorkArea (eraserWorkPerPixel a pixel of it).
+// Measured on a 12 MP photo, the fill's peak heap is 15 to 165 bytes a photo pixel
+// for holes of 2 to 88%, 105 to 165 a pixel of its work area, the most for the
+// largest holes, whose box covers most of the area.
 const (
 	eraserMaskPerPixel = 12
 	eraserWorkPerPixel = 170

@@ -153,11 +153,18 @@ func MaskAreaOf(assets Assets, id string) (MaskArea, error) {
 	w, h := m.W(), m.H()
 	area := MaskArea{W: w, H: h}
 	for y := 0; y < h; y++ {
-		for x, v := range m.Pix[y*w : (y+1)*w] {
-			if v > 0.5 {
-				area.Bounds = area.Bounds.Union(image.Rect(x, y, x+1, y+1))
-			}
+		row := m.Pix[y*w : (y+1)*w]
+		first, last := 0, len(row)-1
+		for first < len(row) && !(row[first] > 0.5) {
+			first++
 		}
+		if first == len(row) {
+			continue
+		}
+		for !(row[last] > 0.5) {
+			last--
+		}
+		area.Bounds = area.Bounds.Union(image.Rect(first, y, last+1, y+1))
 	}
 	return area, nil
 }
