@@ -278,6 +278,10 @@ func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, n
 	return out
 }
 
+// serialSweepPixels is the problem size (pixels of the box) below which a
+// Gauss-Seidel pass runs without workers.
+const serialSweepPixels = 1 << 16
+
 // gaussSeidel relaxes the unknown pixels towards the mean of their known or unknown
 // 4-neighbours, red pixels then black ones so that bands never race. Each row is
 // visited only across its unknown pixels.
@@ -301,12 +305,20 @@ func gaussSeidel(ctx context.Context, unknown, fixed []bool, v []float32, w, h, 
 			spans[y] = [2]int{a, b}
 		}
 	})
+	// A red or black pass reads only the other colour, so its rows may run in any
+	// order: small problems (the coarse levels, hundreds of sweeps of a few thousand
+	// pixels) run on this goroutine, where starting workers for each pass cost more
+	// than the pass.
+	bands := imaging.Bands
+	if w*h < serialSweepPixels {
+		bands = func(h int, fn func(worker, y0, y1 int)) { fn(0, 0, h) }
+	}
 	for s := 0; s < 2*sweeps; s++ {
 		if imaging.Canceled(ctx) {
 			return
 		}
 		parity := s % 2
-		imaging.Bands(h, func(_, y0, y1 int) {
+		bands(h, func(_, y0, y1 int) {
 			var acc [8]float32
 			for y := y0; y < y1; y++ {
 				a, b := spans[y][0], spans[y][1]
