@@ -125,9 +125,9 @@ func TestEraserEstimateFollowsTheMask(t *testing.T) {
 	if !(none == little && little < most && most <= unread) {
 		t.Fatalf("estimates: no eraser %d, 1%% mask %d, 77%% mask %d, unread mask %d; want the first two equal, then rising", none, little, most, unread)
 	}
-	// A 77% mask works on the whole photo: 170 bytes a pixel of it, beside the
-	// working image.
-	if px := int64(4032 * 3024); most < 170*px {
-		t.Fatalf("a 77%% mask is charged %d bytes, under the fill's %d", most, 170*px)
+	// A 77% mask works on the whole photo: eraserWorkPerPixel bytes a pixel of it,
+	// beside the working image.
+	if px := int64(4032 * 3024); most < eraserWorkPerPixel*px {
+		t.Fatalf("a 77%% mask is charged %d bytes, under the fill's %d", most, eraserWorkPerPixel*px)
 	}
 }

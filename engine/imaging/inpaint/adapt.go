@@ -172,16 +172,16 @@ func (l *level) predict(x, y int, out []float32) bool {
 	return true
 }
 
-// membrane returns, for every unknown pixel, the harmonic interpolation of the values
-// val given at the fixed pixels (nc per pixel, at most 8; other pixels are ignored, as
-// if the border there were insulated). It solves coarse to fine: the problem is
+// membrane writes into val, for every unknown pixel, the harmonic interpolation of
+// the values val gives at the fixed pixels (nc per pixel, at most 8; other pixels are
+// ignored, as if the border there were insulated), and returns it: solving in place
+// spares a copy as large as the hole's box. It solves coarse to fine: the problem is
 // halved until small, solved there by many Gauss-Seidel sweeps, and each finer level
 // starts from the coarser solution and needs only a few sweeps (three: six changed a
 // 12 MP fill by at most 3/255, 0.06/255 on average). Once ctx is done it stops
 // between sweeps; the caller must then drop the result.
 func membrane(ctx context.Context, unknown, fixed []bool, val []float32, w, h, nc int) []float32 {
-	out := make([]float32, w*h*nc)
-	copy(out, val)
+	out := val
 	n := 0
 	for _, u := range unknown {
 		if u {

@@ -53,6 +53,12 @@ type level struct {
 	locW, locR2inv float32 // locality penalty, see penalty
 }
 
+// dropSearch lets go of what only the search needs (features, distances, the
+// sources and their marks), once the field is final.
+func (l *level) dropSearch() {
+	l.feat, l.tex, l.dist, l.valid, l.mixed, l.srcs = nil, nil, nil, nil, nil, nil
+}
+
 // texWeight scales the texture features against encoded colour (0..1): a flat wall
 // and a brick wall of the same mean colour differ by about 0.05·texWeight.
 const texWeight = 12

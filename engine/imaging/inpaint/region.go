@@ -258,6 +258,11 @@ func (r *region) solve(ctx context.Context, seed int64, progress func(float64)) 
 		progress(0.1 + 0.7/float64(int(1)<<k))
 	}
 	progress(0.9)
+	// What follows works on the full-resolution pixels and field alone: the coarse
+	// levels and the search's features go before the blend's buffers come.
+	clear(r.levels[1:])
+	r.levels = r.levels[:1]
+	r.levels[0].dropSearch()
 	return r.levels[0].blend(ctx)
 }
 
