@@ -42,31 +42,30 @@
 // deeper, the upsampled field is kept and copied as it is. Then the fill is blended
 // into the photo as in seamless cloning: the difference between the photo and the
 // fill's own prediction along the border, pixel by pixel, is interpolated
-// harmonically across the hole (multigrid Gauss-Seidel) and added, in encoded
-// (sRGB) values as seamless cloning of an 8-bit photo does, so the fill takes the
+// harmonically across the hole (multigrid Gauss-Seidel) and added, in encoded (sRGB)
+// values as seamless cloning of an 8-bit photo does, so the fill takes the
 // surrounding colour and light and meets the photo without a step while keeping the
 // contrast the eye sees in its texture; within the first pixels its low frequencies
 // lean towards the harmonic continuation of the photo, which the same multigrid
-// solve gives. Last, the
-// first pixels of the hole (the growth and three pixels of the mask, wholly at the
-// first, by half at the second, a quarter at the third) take the luma of a
-// frequency-selective extrapolation of the photo (Seiler and Kaup, 2010): per 4×4
-// stretch of the border, a 16×16 window of encoded luma, weighted by 0.6 a pixel
-// from the stretch's centre and by how surely each pixel is photo, is modelled by 30
-// conjugate pairs of DFT basis functions, each the pair that most reduces the
-// weighted residual (low frequencies favoured, compensation 0.9), and the model is
-// kept within the range of the photo right beside each pixel. A copied patch can be
-// a line or a shade off a pixel in; the extrapolation carries the photo's edges and
-// shading across the border, and the copied texture takes over behind it. Pixel
-// data stays linear float32; only distances and the extrapolation use the perceptual
-// encoding. Last, straight lines that run into the hole on one side and out of it
-// on the other (a cabinet's door gap, a window frame, a counter's edge: on a
-// full-size photo a few pixels wide, gone at the coarse levels that lay the fill
-// out, so the fill stops them a few pixels in) are found in a ring around the hole
-// by a Hough transform, confirmed on both sides and drawn across it from the
-// photo's profile at each end, wherever the fill beside them agrees with what lies
-// beside the line (lines.go). With Options.InPlace the fill is written into the
-// photo itself, sparing a full-size copy.
+// solve gives. Last, the first pixels of the hole (the growth and three pixels of
+// the mask, wholly at the first, by half at the second, a quarter at the third) take
+// the luma of a frequency-selective extrapolation of the photo (Seiler and Kaup,
+// 2010): per 4×4 stretch of the border, a 16×16 window of encoded luma, weighted by
+// 0.6 a pixel from the stretch's centre and by how surely each pixel is photo, is
+// modelled by 30 conjugate pairs of DFT basis functions, each the pair that most
+// reduces the weighted residual (low frequencies favoured, compensation 0.9), and
+// the model is kept within the range of the photo right beside each pixel. A copied
+// patch can be a line or a shade off a pixel in; the extrapolation carries the
+// photo's edges and shading across the border, and the copied texture takes over
+// behind it. Pixel data stays linear float32; only distances, the colour offsets and
+// the extrapolation use the perceptual encoding. Last, straight lines that run into
+// the hole on one side and out of it on the other (a cabinet's door gap, a window
+// frame, a counter's edge: on a full-size photo a few pixels wide, gone at the
+// coarse levels that lay the fill out, so the fill stops them a few pixels in) are
+// found in a ring around the hole by a Hough transform, confirmed on both sides and
+// drawn across it from the photo's profile at each end, wherever the fill beside
+// them agrees with what lies beside the line (lines.go). With Options.InPlace the
+// fill is written into the photo itself, sparing a full-size copy.
 //
 // Mask rules: the mask is a one-channel image where a value above 0.5 marks a pixel to
 // erase. A mask of a different size is resized to the image by nearest neighbour when
