@@ -147,9 +147,14 @@ func (l *level) onionFill(seed int64) []int32 {
 	return from
 }
 
-// edgeFloor keeps flat areas in the fill order by confidence alone: a gradient this
-// small (encoded 0..1 per pixel) is noise, not structure.
-const edgeFloor = 0.01
+// edgeFloor keeps flat and finely textured areas in the fill order by confidence
+// alone: a gradient this small (encoded 0..1 per pixel, about 13 levels of 255) is
+// texture, not structure. At 0.01 the grain of a carpet or a tiled wall steered the
+// order as edges do; at 0.05, over seeds 1 to 4 of the benchmark's synthetic holes,
+// one case a seed fell outside the gradient ratio's range instead of one to three,
+// the lowest ratio was 0.61 instead of 0.52, and the histogram distance was 0.150
+// instead of 0.154 on average, the seam unchanged (0.193 against 0.192).
+const edgeFloor = 0.05
 
 // gradients are the horizontal and vertical gradients of every known pixel's
 // encoded luma (the mean of the colour features; central differences between known
