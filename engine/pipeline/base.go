@@ -190,21 +190,14 @@ func encodeStep(cfg Config) func(ctx context.Context, j *Job) error {
 // CheckMask decodes asset id as an erase mask, for validating an order's mask that
 // ingest did not already recognise as one.
 func CheckMask(assets Assets, id string) error {
-	b, err := assets.OpenAsset(id)
+	m, err := MaskAreaOf(assets, id)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	m, err := codec.DecodeMask(b, b.Size())
-	if err != nil {
-		return err
+	if m.Bounds.Empty() {
+		return errors.New("it marks nothing to erase")
 	}
-	for _, v := range m.Pix {
-		if v > 0.5 {
-			return nil
-		}
-	}
-	return errors.New("it marks nothing to erase")
+	return nil
 }
 
 // LoadMask decodes the order's magic eraser mask (1 channel, coverage 0..1) and
