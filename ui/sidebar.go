@@ -405,6 +405,15 @@ func (w *Window) openShoot(e shootEntry) {
 				return
 			}
 			w.switchTo(sh, !e.Hot)
+			if e.Hot {
+				// An order that moved on between the build and now told a shoot that
+				// was not this one yet, and may not speak again: build it once more.
+				w.busy.Add(1)
+				go func() {
+					defer w.busy.Done()
+					w.rebuildHot(w.ctx)
+				}()
+			}
 		})
 	}()
 }
