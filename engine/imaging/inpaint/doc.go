@@ -27,6 +27,9 @@
 //     photo; and a locality penalty, growing with the square of the distance in units
 //     of the hole's radius, makes what lies around the hole preferred to a slightly
 //     better match from across the photo (the fill otherwise turns into a collage);
+//     and a source that continues its neighbours' shifts is preferred to one that
+//     matches a shade better, so the field keeps runs of one shift that copy the
+//     photo's texture whole instead of the same few pixels over and over;
 //   - completion: at coarse levels every hole pixel becomes the mean of the pixels
 //     that the patches covering it point to, weighted by how well each patch matched
 //     and by how near the photo it lies (Wexler's spatial confidence), which lets the
@@ -88,14 +91,14 @@
 // holes of 3, 8 and 15% in five photos, halved, the fill scores a mean seam of 0.19
 // against 0.37 (Telea), 0.36 (Navier-Stokes), 0.64 (xphoto shift-map), 0.56 (G'MIC
 // patch inpainting) and 0.21 (xphoto FSR_BEST; ours is better on 9 of the 15), a
-// histogram distance to the surround of 0.15 against 0.21 to 0.31, and keeps 0.93
-// of the hidden truth's gradient (0.69 to 1.19 a case) where diffusion keeps 0.35
-// (an SSIM of 0.37 against 0.35 for shift-map and 0.28 for G'MIC); on 16 object
-// removals its gradient is 1.01 of the surround's. On 42 random boxes over four
+// histogram distance to the surround of 0.15 against 0.21 to 0.31, and keeps 0.95
+// of the hidden truth's gradient (0.71 to 1.20 a case) where diffusion keeps 0.35
+// (an SSIM of 0.36 against 0.35 for shift-map and 0.28 for G'MIC); on 16 object
+// removals its gradient is 1.07 of the surround's. On 42 random boxes over four
 // 12 MP kitchens and five 1 MP rooms and fronts, the straight-line step drew on 13
 // and raised their mean hole SSIM from 0.669 to 0.689, better on 13 and worse on
 // none (TestLinesOnPhotos). On two cores a 1 MP photo with an 8% hole takes about
-// 0.11 s and a 12 MP one about 0.9 s (BenchmarkErase1MP8, BenchmarkErase12MP8,
+// 0.09 s and a 12 MP one about 0.8 s (BenchmarkErase1MP8, BenchmarkErase12MP8,
 // which copy the photo; the border extrapolation takes about 0.02 and 0.07 s of
 // that, the straight-line step 0.01 and 0.06 s, see the NoLines benchmarks);
 // through porchlight process, decoding and encoding included, about 0.2 and 1.3 s.

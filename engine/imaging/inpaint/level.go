@@ -51,6 +51,7 @@ type level struct {
 
 	sigma2         float32 // 75th percentile of the target distances, last measured
 	locW, locR2inv float32 // locality penalty, see penalty
+	cohW           float32 // coherence bonus, see coherence
 }
 
 // dropSearch lets go of what only the search needs (features, distances, the

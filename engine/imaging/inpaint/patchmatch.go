@@ -27,6 +27,18 @@ const (
 	locWeight = 4
 )
 
+// cohWeight is the bonus, in typical patch distances (the level's 75th percentile),
+// for a source that continues the field of all four of a target's neighbours, a
+// quarter of it for each one. In a flat or finely textured area many sources match
+// about as well; without it the search settles on whichever is a shade better for
+// each target, often the same one for a run of targets (the photo just beside the
+// hole, which the locality penalty favours), and once the field is upsampled the
+// finer levels copy the same few rows of the photo over and over: the grout of a
+// tiled wall comes back as stripes every 4 or 8 pixels. With it the field keeps runs
+// of one shift, which copy the photo's texture whole (Ashikhmin's coherent
+// synthesis, 2001).
+const cohWeight = 1
+
 // rng is splitmix64: tiny, fast and good enough for picking candidates.
 type rng uint64
 
@@ -190,6 +202,27 @@ func (l *level) penalty(x, y, s int) float32 {
 	return l.locW * (dx*dx + dy*dy) * l.locR2inv
 }
 
+// coherence is the bonus for copying the source centred at s into the target at
+// (x, y): cohW for each 4-neighbour whose own source, moved by the step between the
+// two, is s.
+func (l *level) coherence(x, y, s int) float32 {
+	w, t := l.w, y*l.w+x
+	var c float32
+	if x > 0 && l.nnf[t-1] >= 0 && int(l.nnf[t-1])+1 == s {
+		c++
+	}
+	if x < w-1 && l.nnf[t+1] >= 0 && int(l.nnf[t+1])-1 == s {
+		c++
+	}
+	if y > 0 && l.nnf[t-w] >= 0 && int(l.nnf[t-w])+w == s {
+		c++
+	}
+	if y < l.h-1 && l.nnf[t+w] >= 0 && int(l.nnf[t+w])-w == s {
+		c++
+	}
+	return c * l.cohW
+}
+
 // setLocality scales the locality penalty to the hole's size at this level and to a
 // typical patch distance sigma2.
 func (l *level) setLocality(sigma2 float32) {
@@ -200,6 +233,7 @@ func (l *level) setLocality(sigma2 float32) {
 	r := locScale * (float32(deepest)/3 + float32(l.pr))
 	l.locR2inv = 1 / (r * r)
 	l.locW = locWeight * sigma2
+	l.cohW = cohWeight * sigma2 / 4
 }
 
 // evalAll recomputes the distance of every target within l.refine for its current
@@ -286,16 +320,19 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 			e := l.extentAt(x, y)
 			n := float32(e.n)
 			dist := l.dist[t]
-			total := dist + l.penalty(x, y, int(best))
+			total := dist + l.penalty(x, y, int(best)) - l.coherence(x, y, int(best))
 			try := func(s int) {
 				if s < 0 || s >= len(l.valid) || !l.valid[s] || int32(s) == best {
 					return
 				}
-				ps := l.penalty(x, y, s)
+				ps := l.penalty(x, y, s) - l.coherence(x, y, s)
 				if ps >= total {
 					return
 				}
 				bound := (total - ps) * n
+				if bound <= 0 {
+					return
+				}
 				if d := l.ssd(t, s, e, bound); d < bound {
 					best, dist, total = int32(s), d/n, d/n+ps
 				}
