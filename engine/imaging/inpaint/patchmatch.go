@@ -330,9 +330,6 @@ func (l *level) searchBand(y0, y1 int, reverse bool, maxR int, r *rng) {
 					return
 				}
 				bound := (total - ps) * n
-				if bound <= 0 {
-					return
-				}
 				if d := l.ssd(t, s, e, bound); d < bound {
 					best, dist, total = int32(s), d/n, d/n+ps
 				}
