@@ -3,7 +3,6 @@ package inpaint
 import (
 	"context"
 	"image"
-	"math"
 
 	"github.com/porchlight/porchlight/engine/imaging"
 )
@@ -101,15 +100,13 @@ func (l *level) adaptColour(ctx context.Context, box image.Rectangle, sol []floa
 // channels sRGB-encoded, the encoding carried on in its own form beyond 1 (highlights
 // above white keep their level) and below 0; alpha stays linear.
 func (l *level) toPerceptual(c int, v float32) float32 {
-	switch {
-	case c >= l.cc:
+	if c >= l.cc {
 		return v
-	case v <= 0:
-		return 12.92 * v
-	case v < 1:
+	}
+	if v > 0 && v < 1 {
 		return encode(v)
 	}
-	return float32(1.055*math.Pow(float64(v), 1/2.4) - 0.055)
+	return float32(imaging.EncodeSRGB64(float64(v)))
 }
 
 // fromPerceptual inverts toPerceptual; light is never negative, however the
@@ -123,7 +120,7 @@ func (l *level) fromPerceptual(c int, e float32) float32 {
 	case e < 1:
 		return imaging.Decode16(uint16(e*65535 + 0.5))
 	}
-	return float32(math.Pow((float64(e)+0.055)/1.055, 2.4))
+	return float32(imaging.DecodeSRGB64(float64(e)))
 }
 
 func (l *level) touchesHole(x, y int) bool {
