@@ -8,6 +8,7 @@ import (
 	"github.com/porchlight/porchlight/engine/imaging/align"
 	"github.com/porchlight/porchlight/engine/imaging/codec"
 	"github.com/porchlight/porchlight/engine/imaging/fuse"
+	"github.com/porchlight/porchlight/engine/imaging/inpaint"
 	"github.com/porchlight/porchlight/engine/membudget"
 )
 
@@ -138,8 +139,8 @@ func (m MaskArea) On(w, h int) image.Rectangle {
 	return r.Intersect(all)
 }
 
-// MaskAreaOf reads mask asset id and bounds the pixels it marks (coverage above
-// one half, as the eraser reads it).
+// MaskAreaOf reads mask asset id and bounds the pixels it marks, by the eraser's
+// rule (inpaint.Marked).
 func MaskAreaOf(assets Assets, id string) (MaskArea, error) {
 	b, err := assets.OpenAsset(id)
 	if err != nil {
@@ -153,15 +154,15 @@ func MaskAreaOf(assets Assets, id string) (MaskArea, error) {
 	w, h := m.W(), m.H()
 	area := MaskArea{W: w, H: h}
 	for y := 0; y < h; y++ {
-		row := m.Pix[y*w : (y+1)*w]
-		first, last := 0, len(row)-1
-		for first < len(row) && !(row[first] > 0.5) {
+		row := m.Row(y)[:w]
+		first, last := 0, w-1
+		for first < w && !inpaint.Marked(row[first]) {
 			first++
 		}
-		if first == len(row) {
+		if first == w {
 			continue
 		}
-		for !(row[last] > 0.5) {
+		for !inpaint.Marked(row[last]) {
 			last--
 		}
 		area.Bounds = area.Bounds.Union(image.Rect(first, y, last+1, y+1))

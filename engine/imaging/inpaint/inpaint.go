@@ -136,6 +136,10 @@ func maskBounds(set []bool, w, h int) (int, image.Rectangle) {
 	return n, bb
 }
 
+// Marked reports whether a mask value marks its pixel to erase: above one half
+// (never NaN).
+func Marked(v float32) bool { return v > 0.5 }
+
 // growPixels is how far the hole is grown before filling: a pixel, more on larger
 // photos where soft edges and halos are wider (3 at 12 MP).
 func growPixels(w, h int) int { return 1 + max(w, h)/1500 }
@@ -197,7 +201,7 @@ func holeMask(mask *imaging.Image, w, h int) ([]bool, error) {
 			src := mask.Row(my)
 			dst := hole[y*w : (y+1)*w]
 			for x, mx := range cols {
-				dst[x] = src[mx] > 0.5 // false for NaN
+				dst[x] = Marked(src[mx])
 			}
 		}
 	})
