@@ -50,14 +50,14 @@
 // surrounding colour and light and meets the photo without a step while keeping the
 // contrast the eye sees in its texture; within the first pixels its low frequencies
 // lean towards the harmonic continuation of the photo, which the same multigrid
-// solve gives. Last, the first pixels of the hole (the growth and three pixels of
-// the mask, wholly at the first, by half at the second, a quarter at the third) take
-// the luma of a frequency-selective extrapolation of the photo (Seiler and Kaup,
-// 2010): per 4×4 stretch of the border, a 16×16 window of encoded luma, weighted by
-// 0.6 a pixel from the stretch's centre and by how surely each pixel is photo, is
-// modelled by 30 conjugate pairs of DFT basis functions, each the pair that most
-// reduces the weighted residual (low frequencies favoured, compensation 0.9), and
-// the model is kept within the range of the photo right beside each pixel. A copied
+// solve gives. Last, the first pixels of the hole (the growth and two pixels of
+// the mask, wholly at the first, by half at the second) take the luma of a
+// frequency-selective extrapolation of the photo (Seiler and Kaup, 2010): per 4×4
+// stretch of the border, a 32×32 window of encoded luma, weighted by 0.75 a pixel
+// from the stretch's centre and by how surely each pixel is photo, is modelled by
+// 100 conjugate pairs of DFT basis functions, each the pair that most reduces the
+// weighted residual (low frequencies favoured), and the model is kept within the
+// range of the photo right beside each pixel. A copied
 // patch can be a line or a shade off a pixel in; the extrapolation carries the
 // photo's edges and shading across the border, and the copied texture takes over
 // behind it. Pixel data stays linear float32; only distances, the colour offsets and
