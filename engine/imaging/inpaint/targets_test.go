@@ -33,9 +33,7 @@ var anchorFigures = map[string]map[string]anchorFigure{
 
 // shortOf are the targets the eraser does not meet yet, each with why: the test logs
 // them instead of failing, and fails on any other. Remove an entry once it is met.
-var shortOf = map[string]string{
-	"seam-share fsr_best": "the border's extrapolation misses what FSR_BEST's (64-px windows, up to 200 basis pairs a block, minutes a photo) catches on 6 of the 15 cases, and larger windows or more basis functions did no better here: better on 9, and on average",
-}
+var shortOf = map[string]string{}
 
 // Targets on synthetic holes.
 const (
