@@ -55,9 +55,9 @@
 // frequency-selective extrapolation of the photo (Seiler and Kaup, 2010): per 4×4
 // stretch of the border, a 32×32 window of encoded luma, weighted by 0.7 a pixel
 // from the stretch's centre and by how surely each pixel is photo, is modelled by
-// 150 conjugate pairs of DFT basis functions, each the pair that most reduces the
-// weighted residual (low frequencies favoured), and the model is kept within the
-// range of the photo right beside each pixel. A copied patch can be a line or a
+// 50 to 150 conjugate pairs of DFT basis functions (more the busier the window),
+// each the pair that most reduces the weighted residual (low frequencies favoured),
+// and the model is kept within the range of the photo right beside each pixel. A copied patch can be a line or a
 // shade off a pixel in; the extrapolation carries the photo's edges and shading
 // across the border, and the copied texture takes over behind it. Pixel data stays linear float32; only distances, the colour offsets and
 // the extrapolation use the perceptual encoding. Last, straight lines that run into
@@ -97,10 +97,10 @@
 // 12 MP kitchens and five 1 MP rooms and fronts, the straight-line step drew on 13
 // and raised their mean hole SSIM from 0.669 to 0.689, better on 13 and worse on
 // none (TestLinesOnPhotos). On two cores a 1 MP photo with an 8% hole takes about
-// 0.15 s and a 12 MP one about 1.0 s (BenchmarkErase1MP8, BenchmarkErase12MP8,
-// which copy the photo; the border extrapolation takes about 0.07 and 0.25 s of
+// 0.11 s and a 12 MP one about 0.8 s (BenchmarkErase1MP8, BenchmarkErase12MP8,
+// which copy the photo; the border extrapolation takes about 0.03 and 0.06 s of
 // that, the straight-line step 0.01 and 0.06 s, see the NoLines benchmarks);
-// through porchlight process, decoding and encoding included, about 0.25 and 1.3 s.
+// through porchlight process, decoding and encoding included, about 0.2 and 1.2 s.
 // Memory follows the hole, not the photo: the peak heap is 96 to 138 bytes a pixel
 // of WorkArea (measured on 12 MP: 14 to 138 bytes a photo pixel for holes of 2 to
 // 88%), and admission charges 150. The coarse levels and the search's features are

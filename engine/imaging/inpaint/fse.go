@@ -23,18 +23,20 @@ import (
 //
 // Measured on the 15 synthetic holes of TestEraserTargets and, to keep the choice
 // honest, on 36 more (blob holes of other seeds in 12 photos, 10 of them not in the
-// benchmark): with 32×32 windows, weights decaying by 0.7 a pixel and 150 pairs,
-// taken whole at the first two pixels of the mask, the mean seam is 0.178 and 0.155
-// where 16×16 windows with 0.6, 30 pairs and the model taken whole at the first pixel
-// only gave 0.189 and 0.166 (better than FSR_BEST on 13 of 15 and 29 of 36 cases,
-// against 9 and 22). Decays of 0.65, 0.75 and 0.8 did worse on the 36 (27, 24 and 22
-// cases better than FSR_BEST), 8×8 stretches worse than 4×4, and 100 or 200 pairs
-// about the same as 150. With that many pairs each is taken out whole (no
-// compensation below 1). The weaker model was better left at half strength on the
-// second pixel; this one is not. Keeping some of the copied texture in the first
-// pixels, or counting the fill as weakly known in the window, made the seam worse.
-// On two cores the extrapolation takes about 0.07 s of a 1 MP photo's 8% hole and
-// 0.25 s of a 12 MP one's.
+// benchmark): with 32×32 windows, weights decaying by 0.7 a pixel and 50 to 150
+// pairs, taken whole at the first two pixels of the mask, the mean seam is 0.179 and
+// 0.156 where 16×16 windows with 0.6, 30 pairs and the model taken whole at the
+// first pixel only gave 0.189 and 0.166 (better than FSR_BEST on 13 of 15 and 28 of
+// 36 cases, against 9 and 22). Decays of 0.65, 0.75 and 0.8 did worse on the 36
+// (27, 24 and 22 cases better than FSR_BEST), 8×8 stretches worse than 4×4. A fixed
+// 150 pairs scored the same (0.178 and 0.155) for a third more time on a 1 MP photo
+// and a quarter more on long brush strokes; stopping once the next pair is below a
+// quarter of an 8-bit level lost 2 cases of the 36. With that many pairs each is
+// taken out whole (no compensation below 1). The weaker model was better left at half
+// strength on the second pixel; this one is not. Keeping some of the copied texture
+// in the first pixels, or counting the fill as weakly known in the window, made the
+// seam worse. On two cores the extrapolation takes about 0.03 s of a 1 MP photo's 8%
+// hole and 0.06 s of a 12 MP one's.
 const (
 	fseLog   = 5
 	fseN     = 1 << fseLog // window side, a power of two for the FFT
@@ -42,7 +44,12 @@ const (
 	fseBlock = 4           // the border stretch one window predicts, at its centre
 	fseRho   = 0.7         // weight decay per pixel from the stretch's centre
 	fseGamma = 1           // orthogonality-deficiency compensation
-	fseIter  = 150         // conjugate pairs of basis functions per window
+	// Conjugate pairs of basis functions per window: fseIterPerSD times the
+	// standard deviation of its photo pixels (encoded, 0..1), within
+	// [fseIterMin, fseIterMax].
+	fseIterMin   = 50
+	fseIterMax   = 150
+	fseIterPerSD = 2000
 	// fseClampR: the model's value at a pixel is kept within the range of the
 	// known values this close (px). A high-contrast edge in the window (a bright
 	// window frame beside a plain wall) otherwise rings into the border as specks.
@@ -219,6 +226,7 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 	clear(s.G[:])
 	clear(s.kn[:])
 	var wsum float32
+	var sv, svv, sn float32
 	for wy := 0; wy < fseN; wy++ {
 		y := oy + wy
 		for wx := 0; wx < fseN; wx++ {
@@ -244,6 +252,11 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 			s.val[k] = v
 			s.kn[k] = known >= 0.5
 			wsum += wt
+			if s.kn[k] {
+				sv += v
+				svv += v * v
+				sn++
+			}
 		}
 	}
 	if wsum <= 0 {
@@ -276,7 +289,15 @@ func (l *level) fseWindow(s *fseScratch, p image.Point, alpha []float32, src fun
 			}
 		}
 	}
-	for range fseIter {
+	// A busy window needs more pairs than a flat one (Genser et al., 2017): as many
+	// as fseIterPerSD times the spread of its photo pixels, within the bounds.
+	iters := fseIterMin
+	if sn > 0 {
+		mean := sv / sn
+		sd := math.Sqrt(float64(max(0, svv/sn-mean*mean)))
+		iters = min(fseIterMax, max(fseIterMin, int(fseIterPerSD*sd+0.5)))
+	}
+	for range iters {
 		ux, uy := best%fseN, best/fseN
 		vx, vy := (fseN-ux)&(fseN-1), (fseN-uy)&(fseN-1)
 		dc := gamma * s.R[best]

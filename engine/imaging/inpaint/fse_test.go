@@ -45,7 +45,9 @@ func TestExtrapolateContinuesPatterns(t *testing.T) {
 			got := map[int]float32{}
 			src := func(i int) float32 { return truth[i] }
 			apply := func(i int, m, v float32) {
-				if m == 1 {
+				// The first ring: a photo pixel beside it, straight or diagonal
+				// (chamfer distance 3 or 4).
+				if l.depth[i] <= 4 {
 					got[i] = v
 				}
 			}
@@ -61,6 +63,9 @@ func TestExtrapolateContinuesPatterns(t *testing.T) {
 					if !l.hole[j] {
 						near = math.Min(near, math.Abs(float64(truth[j]-truth[i])))
 					}
+				}
+				if math.IsInf(near, 1) {
+					t.Fatalf("pixel %d of the first ring has no photo pixel beside it", i)
 				}
 				errNear += near
 			}
